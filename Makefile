@@ -1,0 +1,153 @@
+# resolute - make targets.  `make help` lists them.
+
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+LIBDIR    ?= $(PREFIX)/lib/resolute
+BINDIR    ?= $(PREFIX)/bin
+DATADIR   ?= $(PREFIX)/share/resolute
+MANDIR    ?= $(PREFIX)/share/man
+SYSCONFDIR ?= /etc
+
+CC        ?= cc
+WERROR    ?= -Werror
+OPT       ?= -O2 -g
+SAN       ?=
+VERSION   := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+
+WARN  = -Wall -Wextra $(WERROR) -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Wformat=2 -Wvla -Wimplicit-fallthrough
+CPPFLAGS += -D_GNU_SOURCE -DRS_VERSION='"$(VERSION)"' -Isrc
+CFLAGS   += -std=c11 $(OPT) $(WARN) -fPIC -fvisibility=hidden \
+	-fno-strict-aliasing $(SAN)
+LDLIBS_LIB = -ldl -lpthread -lyaml
+LDLIBS_CLI = -lyaml -ldl -lpthread
+CMOCKA_LIBS = -lcmocka
+
+B ?= build
+Q = $(if $(V),,@)
+
+SRC_ALL   := $(sort $(wildcard src/*.c))
+# The pure modules: usable without preloading, by the tool and unit tests.
+SRC_PURE  := $(filter-out src/interpose.c,$(SRC_ALL))
+OBJ_ALL   := $(patsubst src/%.c,$(B)/obj/%.o,$(SRC_ALL)) $(B)/obj/default_policy.o
+OBJ_PURE  := $(patsubst src/%.c,$(B)/obj/%.o,$(SRC_PURE)) $(B)/obj/default_policy.o
+
+UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
+ITEST_SRC := $(sort $(wildcard tests/integration/*.c))
+ITEST_BIN := $(patsubst tests/integration/%.c,$(B)/itests/%,$(ITEST_SRC))
+
+.PHONY: all lib cli tests test unit integration demo bench install uninstall \
+	asan valgrind format format-check lint clean help deps
+
+all: lib cli ## build build/libresolute.so and build/resolute
+
+lib: $(B)/libresolute.so
+cli: $(B)/resolute
+
+$(B)/obj/%.o: src/%.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+# The default policy is compiled in from policy/default.yaml (one source of
+# truth); the assembler's .incbin embeds the file byte for byte.
+$(B)/obj/default_policy.o: src/default_policy.S policy/default.yaml
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  AS      $<")
+	$(Q)$(CC) -c -fPIC -o $@ $<
+
+$(B)/libresolute.so: $(OBJ_ALL) src/libresolute.map
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared $(SAN) -Wl,--version-script=src/libresolute.map \
+		-Wl,-z,now -Wl,-z,relro -Wl,-soname,libresolute.so \
+		-o $@ $(OBJ_ALL) $(LDLIBS_LIB)
+
+$(B)/resolute: tools/resolute.c $(OBJ_PURE)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default -MMD -MP \
+		-DRS_LIBDIR='"$(LIBDIR)"' -o $@ $< $(OBJ_PURE) $(LDLIBS_CLI)
+
+$(B)/tests/%: tests/unit/%.c $(OBJ_PURE)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS) -Wno-missing-prototypes -MMD -MP \
+		-o $@ $< $(OBJ_PURE) $(LDLIBS_CLI) $(CMOCKA_LIBS)
+
+# Integration test programs are plain clients: they link nothing of ours and
+# get the library through LD_PRELOAD, as any program would.  Built with
+# _FORTIFY_SOURCE=2 so that the fortified entry points are exercised.
+$(B)/itests/%: tests/integration/%.c tests/integration/peer.h
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) -D_GNU_SOURCE -D_FORTIFY_SOURCE=2 -Itests $(filter-out -fvisibility=hidden,$(CFLAGS)) \
+		-Wno-missing-prototypes -MMD -MP -o $@ $< $(CMOCKA_LIBS) -lpthread
+
+tests: $(UNIT_BIN) $(ITEST_BIN)
+
+deps: ## install the build and test packages (as root), or say how
+	$(Q)scripts/deps.sh
+
+test: deps ## build, then run every test (unit, integration, real programs)
+	$(Q)$(MAKE) --no-print-directory all tests
+	$(Q)scripts/run-tests.sh
+
+unit: all tests
+	$(Q)scripts/run-tests.sh unit
+
+integration: all tests
+	$(Q)scripts/run-tests.sh integration
+
+demo: deps ## show curl surviving a flaky server, with and without resolute
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)scripts/demo.sh
+
+bench: all ## benchmarks: figures with and without the library, as ratios
+	$(Q)scripts/bench.sh
+
+asan: ## the whole test suite under ASan+UBSan
+	$(Q)$(MAKE) --no-print-directory B=build-asan OPT="-O1 -g" \
+		SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+		all tests
+	$(Q)B=build-asan RS_ASAN=1 scripts/run-tests.sh
+
+valgrind: all tests ## the unit tests under valgrind
+	$(Q)RS_VALGRIND=1 scripts/run-tests.sh unit
+
+install: all ## install under $(DESTDIR)$(PREFIX)
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(SYSCONFDIR)/resolute
+	install -m 0644 $(B)/libresolute.so $(DESTDIR)$(LIBDIR)/libresolute.so
+	install -m 0755 $(B)/resolute $(DESTDIR)$(BINDIR)/resolute
+	install -m 0644 policy/default.yaml $(DESTDIR)$(DATADIR)/default.yaml
+	install -m 0644 man/resolute.1 $(DESTDIR)$(MANDIR)/man1/resolute.1
+	install -m 0644 man/resolute-policy.5 $(DESTDIR)$(MANDIR)/man5/resolute-policy.5
+	test -e $(DESTDIR)$(SYSCONFDIR)/resolute/policy.yaml || \
+		install -m 0644 policy/default.yaml $(DESTDIR)$(SYSCONFDIR)/resolute/policy.yaml
+
+uninstall: ## remove what install put (keeps /etc/resolute/policy.yaml)
+	rm -f $(DESTDIR)$(LIBDIR)/libresolute.so $(DESTDIR)$(BINDIR)/resolute \
+		$(DESTDIR)$(DATADIR)/default.yaml \
+		$(DESTDIR)$(MANDIR)/man1/resolute.1 $(DESTDIR)$(MANDIR)/man5/resolute-policy.5
+	-rmdir $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DATADIR) 2>/dev/null
+
+format: ## reformat the C sources
+	clang-format -i src/*.[ch] tools/*.c tests/unit/*.c tests/integration/*.[ch]
+
+format-check:
+	clang-format --dry-run --Werror src/*.[ch] tools/*.c
+
+lint: ## cppcheck, shellcheck and the no-interposed-calls rule
+	cppcheck --quiet --error-exitcode=1 --std=c11 -D_GNU_SOURCE \
+		--suppress=missingIncludeSystem --inline-suppr -Isrc src tools
+	shellcheck -S warning scripts/*.sh .ci/run
+	scripts/lint-calls.sh
+
+clean:
+	rm -rf build build-asan
+
+help: ## this list
+	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/' | expand -t 16
+
+-include $(wildcard $(B)/obj/*.d $(B)/tests/*.d $(B)/itests/*.d $(B)/*.d)

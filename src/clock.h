@@ -1,0 +1,37 @@
+/*
+ * clock.h - monotonic time in milliseconds, and the process deadline.
+ *
+ * Thread-safe.  Monotonic time never jumps with the wall clock, so every
+ * timeout and backoff is measured on it; only RESOLUTE_DEADLINE, an epoch
+ * value, is converted once from the wall clock.
+ */
+#ifndef RS_CLOCK_H
+#define RS_CLOCK_H
+
+#include <stdint.h>
+
+/* No deadline. */
+#define RS_NEVER INT64_MAX
+
+/* Returns CLOCK_MONOTONIC in milliseconds. */
+int64_t rs_clock_now_ms(void);
+
+/* Returns CLOCK_REALTIME (Unix epoch) in milliseconds. */
+int64_t rs_clock_epoch_ms(void);
+
+/* Converts an epoch time in ms to the monotonic clock (RS_NEVER stays). */
+int64_t rs_clock_epoch_to_mono_ms(int64_t epoch_ms);
+
+/* Returns the earlier of two monotonic times. */
+static inline int64_t rs_clock_min(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+/*
+ * Returns the milliseconds from now until `when`, clamped to [0, INT32_MAX]
+ * so it can be given to poll(); RS_NEVER gives -1 (wait forever).
+ */
+int rs_clock_remaining_ms(int64_t when, int64_t now);
+
+#endif /* RS_CLOCK_H */

@@ -1,0 +1,49 @@
+/*
+ * policy_yaml.h - YAML text to a struct rs_policy, with exact diagnostics.
+ *
+ * Every problem found is recorded as FILE:LINE:COL plus a message; loading
+ * goes on after an error so that one run reports them all.  Thread-safe
+ * (no shared state); allocates with malloc.
+ */
+#ifndef RS_POLICY_YAML_H
+#define RS_POLICY_YAML_H
+
+#include <stddef.h>
+
+#include "policy.h"
+
+/* Largest policy file accepted, in bytes. */
+#define RS_POLICY_MAX_BYTES (1024 * 1024)
+
+struct rs_diag {
+	char *file;
+	unsigned line;		/* 1-based; 0 when the file could not be read */
+	unsigned col;		/* 1-based */
+	char *msg;
+};
+
+struct rs_diags {
+	struct rs_diag *v;
+	size_t n;
+	size_t cap;
+};
+
+/*
+ * Loads a policy from a file.  Returns 0 and stores a new policy in *out, or
+ * a negative errno (-EINVAL for an invalid policy, -ENOENT, -EACCES, -EISDIR,
+ * -EFBIG, ... when it cannot be read) with the reasons appended to *d.
+ * Reads with the real libc calls only (never an interposed name).
+ */
+int rs_policy_load_file(const char *path, struct rs_policy **out,
+    struct rs_diags *d);
+
+/* The same, for text already in memory; `name` is used in diagnostics. */
+int rs_policy_load_buffer(const char *name, const char *buf, size_t len,
+    struct rs_policy **out, struct rs_diags *d);
+
+/* Formats diagnostic i as "FILE:LINE:COL: error: MESSAGE" (no newline). */
+int rs_diag_format(const struct rs_diag *dg, char *buf, size_t len);
+
+void rs_diags_free(struct rs_diags *d);
+
+#endif /* RS_POLICY_YAML_H */
