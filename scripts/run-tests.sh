@@ -1,0 +1,81 @@
+#!/bin/sh
+# run-tests.sh - runs the test suites and prints one closing line
+# "N passed, N failed, N skipped".
+#
+#   scripts/run-tests.sh [unit|integration|programs|all]
+#
+# unit:        build/tests/test_*       cmocka, pure modules, no preloading
+# integration: build/itests/test_*      cmocka orchestrators that start the
+#                                       peer and preloaded clients themselves
+# programs:    tests/programs/test_*.sh real programs (curl, wget, nc, python3,
+#                                       node) under the library
+# Each test runs under a time limit so that a hang fails instead of blocking.
+# B (build dir) and RS_VALGRIND / RS_ASAN adjust how tests run.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+B=${B:-build}
+export RS_BUILD="$PWD/$B"
+export RS_LIB="$PWD/$B/libresolute.so"
+export RS_CLI="$PWD/$B/resolute"
+what=${1:-all}
+limit=${RS_TEST_TIMEOUT:-300}
+pass=0 fail=0 skip=0
+failed=""
+
+run_one() {
+	name=$1
+	shift
+	out=$(mktemp)
+	start=$(date +%s)
+	timeout -k 5 "$limit" "$@" >"$out" 2>&1
+	rc=$?
+	secs=$(( $(date +%s) - start ))
+	if [ $rc -eq 0 ]; then
+		if grep -q '^SKIPPED' "$out"; then
+			skip=$((skip + 1))
+			echo "skip  $name (${secs}s): $(grep -m1 '^SKIPPED' "$out")"
+		else
+			pass=$((pass + 1))
+			echo "ok    $name (${secs}s)"
+		fi
+		[ -n "${RS_VERBOSE:-}" ] && cat "$out"
+	else
+		fail=$((fail + 1))
+		failed="$failed $name"
+		[ $rc -eq 124 ] && echo "TIMEOUT after ${limit}s"
+		echo "FAIL  $name (${secs}s, exit $rc)"
+		sed 's/^/    | /' "$out"
+	fi
+	rm -f "$out"
+}
+
+if [ "$what" = unit ] || [ "$what" = all ]; then
+	for t in "$B"/tests/test_*; do
+		[ -x "$t" ] || continue
+		case $t in *.d) continue ;; esac
+		if [ -n "${RS_VALGRIND:-}" ]; then
+			run_one "unit/$(basename "$t") (valgrind)" valgrind -q \
+				--error-exitcode=1 --leak-check=full \
+				--errors-for-leak-kinds=definite "$t"
+		else
+			run_one "unit/$(basename "$t")" "$t"
+		fi
+	done
+fi
+if [ "$what" = integration ] || [ "$what" = all ]; then
+	for t in "$B"/itests/test_*; do
+		[ -x "$t" ] || continue
+		case $t in *.d) continue ;; esac
+		run_one "integration/$(basename "$t")" "$t"
+	done
+fi
+if [ "$what" = programs ] || [ "$what" = all ]; then
+	for t in tests/programs/test_*.sh; do
+		[ -f "$t" ] || continue
+		run_one "programs/$(basename "$t" .sh)" sh "$t"
+	done
+fi
+
+[ -n "$failed" ] && echo "failed:$failed"
+echo "$pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ]
