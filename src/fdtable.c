@@ -1,0 +1,156 @@
+/*
+ * fdtable.c - what the library knows about each managed descriptor.
+ *
+ * Chunks are mapped with mmap rather than malloc: a chunk may be created
+ * from inside a wrapper called at any time, and the program's allocator may
+ * be the very thing that is calling us.  A chunk, once published, is never
+ * unmapped, so a reader racing with a close sees either state, never freed
+ * memory.
+ */
+#include "fdtable.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+
+static struct rs_fd *chunks[RS_FD_CHUNK];
+
+struct rs_fd *rs_fd_get(int fd)
+{
+	if ((unsigned)fd >= RS_FD_MAX)
+		return NULL;
+	struct rs_fd *c = __atomic_load_n(&chunks[fd / RS_FD_CHUNK],
+	    __ATOMIC_ACQUIRE);
+
+	if (!c)
+		return NULL;
+	struct rs_fd *e = &c[fd % RS_FD_CHUNK];
+
+	return __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) ? e : NULL;
+}
+
+/* Returns the chunk holding fd, mapping it if needed. */
+static struct rs_fd *chunk_for(int fd)
+{
+	struct rs_fd **slot = &chunks[fd / RS_FD_CHUNK];
+	struct rs_fd *c = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+
+	if (c)
+		return c;
+	int save = errno;
+	void *p = mmap(NULL, sizeof(struct rs_fd) * RS_FD_CHUNK,
+	    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	errno = save;
+	if (p == MAP_FAILED)
+		return NULL;
+	struct rs_fd *expected = NULL;
+
+	if (!__atomic_compare_exchange_n(slot, &expected, p, false,
+		__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		munmap(p, sizeof(struct rs_fd) * RS_FD_CHUNK);
+		errno = save;
+		return expected;
+	}
+	return p;
+}
+
+struct rs_fd *rs_fd_claim(int fd)
+{
+	if ((unsigned)fd >= RS_FD_MAX)
+		return NULL;
+	struct rs_fd *c = chunk_for(fd);
+
+	if (!c)
+		return NULL;
+	struct rs_fd *e = &c[fd % RS_FD_CHUNK];
+
+	__atomic_store_n(&e->state, RS_FD_NONE, __ATOMIC_RELEASE);
+	memset((char *)e + offsetof(struct rs_fd, settings), 0,
+	    sizeof(*e) - offsetof(struct rs_fd, settings));
+	return e;
+}
+
+void rs_fd_forget(int fd)
+{
+	if ((unsigned)fd >= RS_FD_MAX)
+		return;
+	struct rs_fd *c = __atomic_load_n(&chunks[fd / RS_FD_CHUNK],
+	    __ATOMIC_ACQUIRE);
+
+	if (c)
+		__atomic_store_n(&c[fd % RS_FD_CHUNK].state, RS_FD_NONE,
+		    __ATOMIC_RELEASE);
+}
+
+void rs_fd_forget_range(unsigned first, unsigned last)
+{
+	if (last >= RS_FD_MAX)
+		last = RS_FD_MAX - 1;
+	for (unsigned fd = first; fd <= last; fd++) {
+		/* Skip whole unmapped chunks quickly. */
+		if (fd % RS_FD_CHUNK == 0 &&
+		    !__atomic_load_n(&chunks[fd / RS_FD_CHUNK],
+			__ATOMIC_ACQUIRE)) {
+			if (last - fd < RS_FD_CHUNK)
+				break;
+			fd += RS_FD_CHUNK - 1;
+			continue;
+		}
+		rs_fd_forget((int)fd);
+	}
+}
+
+void rs_fd_copy(int from, int to)
+{
+	struct rs_fd *src = rs_fd_get(from);
+
+	if (!src || from == to) {
+		if (from != to)
+			rs_fd_forget(to);
+		return;
+	}
+	struct rs_fd *dst = rs_fd_claim(to);
+
+	if (!dst)
+		return;
+	rs_fd_lock(src);
+	memcpy((char *)dst + offsetof(struct rs_fd, settings),
+	    (char *)src + offsetof(struct rs_fd, settings),
+	    sizeof(*dst) - offsetof(struct rs_fd, settings));
+	uint32_t st = rs_fd_state(src);
+	rs_fd_unlock(src);
+	rs_fd_set_state(dst, st);
+}
+
+enum rs_fd_state rs_fd_state(const struct rs_fd *e)
+{
+	return __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
+}
+
+void rs_fd_set_state(struct rs_fd *e, enum rs_fd_state s)
+{
+	__atomic_store_n(&e->state, s, __ATOMIC_RELEASE);
+}
+
+void rs_fd_touch(struct rs_fd *e, int64_t now_ms)
+{
+	__atomic_store_n(&e->last_activity_ms, now_ms, __ATOMIC_RELAXED);
+}
+
+int64_t rs_fd_last_activity(const struct rs_fd *e)
+{
+	return __atomic_load_n(&e->last_activity_ms, __ATOMIC_RELAXED);
+}
+
+void rs_fd_lock(struct rs_fd *e)
+{
+	while (__atomic_exchange_n(&e->lock, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+void rs_fd_unlock(struct rs_fd *e)
+{
+	__atomic_store_n(&e->lock, 0, __ATOMIC_RELEASE);
+}

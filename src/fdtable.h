@@ -1,0 +1,91 @@
+/*
+ * fdtable.h - what the library knows about each managed descriptor.
+ *
+ * A two-level table indexed by descriptor number: 1024 chunks of 1024
+ * entries, a chunk mapped on the first managed descriptor in its range and
+ * never freed.  A lookup for an unmanaged descriptor is a bounds check and
+ * one or two loads, no lock, no allocation: it is safe in a signal handler
+ * and costs next to nothing on the read/write hot path.
+ *
+ * Each entry has a small spin lock for its connect state; it is only held
+ * for a few instructions, never across a system call.
+ */
+#ifndef RS_FDTABLE_H
+#define RS_FDTABLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "policy.h"
+
+#define RS_FD_CHUNK 1024
+#define RS_FD_MAX (RS_FD_CHUNK * RS_FD_CHUNK)
+
+enum rs_fd_state {
+	RS_FD_NONE = 0,		/* not managed: pass everything through */
+	RS_FD_CONNECTING,	/* an attempt is in flight (non-blocking) */
+	RS_FD_BACKOFF,		/* waiting before the next attempt */
+	RS_FD_CONNECTED,	/* established: read/write timeouts apply */
+	RS_FD_FAILED,		/* gave up: final_error for SO_ERROR */
+};
+
+#define RS_HOST_MAX 256
+
+struct rs_fd {
+	uint32_t state;			/* enum rs_fd_state, atomic */
+	uint32_t lock;			/* spin lock, see rs_fd_lock() */
+	const struct rs_settings *settings;	/* never NULL when managed */
+	const struct rs_rule *rule;	/* NULL: the defaults */
+	int64_t last_activity_ms;	/* monotonic, atomic */
+	/* The logical connect. */
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	unsigned attempt;		/* 1-based number of the current one */
+	int64_t attempt_deadline_ms;	/* end of the current attempt */
+	int64_t retry_at_ms;		/* BACKOFF: when the next one starts */
+	int64_t deadline_ms;		/* connect_budget and process deadline */
+	uint32_t prev_wait_ms;		/* for decorrelated jitter */
+	int last_error;			/* errno of the last failed attempt */
+	int final_error;		/* FAILED: what SO_ERROR reports */
+	bool blocking_interrupted;	/* a blocking connect got EINTR */
+	bool io_seen;			/* a byte was sent or received */
+	bool nonblocking;		/* O_NONBLOCK, as the program set it */
+	bool read_timed_out;		/* a wait reported a read timeout */
+	bool write_timed_out;		/* a wait reported a write timeout */
+	char host[RS_HOST_MAX];		/* resolved name, or "" */
+};
+
+/*
+ * Returns the entry of a managed descriptor, or NULL (unmanaged, negative or
+ * out of range).  Lock-free and allocation-free.
+ */
+struct rs_fd *rs_fd_get(int fd);
+
+/*
+ * Returns the entry for fd, creating its chunk if needed, zeroed and still
+ * RS_FD_NONE; NULL when fd is out of range or memory is short.
+ */
+struct rs_fd *rs_fd_claim(int fd);
+
+/* Marks fd unmanaged (close, reuse of the number). */
+void rs_fd_forget(int fd);
+
+/* Copies the state of from onto to (dup); to becomes managed likewise. */
+void rs_fd_copy(int from, int to);
+
+/* Forgets every descriptor in [first, last]. */
+void rs_fd_forget_range(unsigned first, unsigned last);
+
+/* Entry state accessors (atomic). */
+enum rs_fd_state rs_fd_state(const struct rs_fd *e);
+void rs_fd_set_state(struct rs_fd *e, enum rs_fd_state s);
+
+/* Records activity (a byte sent or received, connection established). */
+void rs_fd_touch(struct rs_fd *e, int64_t now_ms);
+int64_t rs_fd_last_activity(const struct rs_fd *e);
+
+void rs_fd_lock(struct rs_fd *e);
+void rs_fd_unlock(struct rs_fd *e);
+
+#endif /* RS_FDTABLE_H */

@@ -1,0 +1,450 @@
+/*
+ * interpose.c - the exported libc names: guard, look up, delegate.
+ *
+ * Each wrapper is a few lines.  Calls on descriptors the library does not
+ * manage go to the real function after one table lookup; calls made while
+ * the library itself is working (the guard) go straight through.  This is
+ * the one place where the engines' -errno results become -1 and errno.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <sys/ioctl.h>
+
+#include "connect.h"
+#include "fdtable.h"
+#include "guard.h"
+#include "io.h"
+#include "names.h"
+#include "real.h"
+#include "wait.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+extern void __chk_fail(void) __attribute__((noreturn));
+
+/* Converts an engine result (-errno on failure) to the libc convention. */
+#define RET(expr)                                                       \
+	({                                                              \
+		__typeof__(expr) r_ = (expr);                           \
+		if (r_ < 0) {                                           \
+			errno = (int)-r_;                               \
+			r_ = -1;                                        \
+		}                                                       \
+		r_;                                                     \
+	})
+
+/* The entry of fd when the library should act on this call, else NULL. */
+static inline struct rs_fd *managed(int fd)
+{
+	struct rs_fd *e = rs_fd_get(fd);
+
+	return e && !rs_guard_active() ? e : NULL;
+}
+
+/* ---- connect and descriptor bookkeeping ---- */
+
+EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	if (rs_guard_active())
+		return rs_real_connect(fd, sa, len);
+	return RET(rs_connect(fd, sa, len));
+}
+
+/* A new descriptor may reuse the number of one closed behind our back. */
+static int fresh(int fd)
+{
+	if (fd >= 0)
+		rs_fd_forget(fd);
+	return fd;
+}
+
+EXPORT int socket(int domain, int type, int protocol)
+{
+	return fresh(rs_real_socket(domain, type, protocol));
+}
+
+EXPORT int socketpair(int domain, int type, int protocol, int sv[2])
+{
+	int r = rs_real_socketpair(domain, type, protocol, sv);
+
+	if (r == 0) {
+		fresh(sv[0]);
+		fresh(sv[1]);
+	}
+	return r;
+}
+
+EXPORT int accept(int fd, struct sockaddr *sa, socklen_t *len)
+{
+	return fresh(rs_real_accept(fd, sa, len));
+}
+
+EXPORT int accept4(int fd, struct sockaddr *sa, socklen_t *len, int flags)
+{
+	return fresh(rs_real_accept4(fd, sa, len, flags));
+}
+
+EXPORT int close(int fd)
+{
+	if (rs_fd_get(fd)) {
+		rs_wait_fd_closed(fd);
+		rs_fd_forget(fd);
+	}
+	return rs_real_close(fd);
+}
+
+EXPORT int close_range(unsigned first, unsigned last, int flags)
+{
+	int r = rs_real_close_range(first, last, flags);
+
+	/* CLOSE_RANGE_CLOEXEC only marks them; they stay open. */
+	if (r == 0 && !(flags & CLOSE_RANGE_CLOEXEC))
+		rs_fd_forget_range(first, last);
+	return r;
+}
+
+/* After a successful dup, the copy is managed like the original. */
+static int copied(int from, int to)
+{
+	if (to >= 0)
+		rs_fd_copy(from, to);
+	return to;
+}
+
+EXPORT int dup(int fd)
+{
+	return copied(fd, rs_real_dup(fd));
+}
+
+EXPORT int dup2(int fd, int fd2)
+{
+	return copied(fd, rs_real_dup2(fd, fd2));
+}
+
+EXPORT int dup3(int fd, int fd2, int flags)
+{
+	return copied(fd, rs_real_dup3(fd, fd2, flags));
+}
+
+/* Keeps the copy of O_NONBLOCK that the io engine reads. */
+static void note_flags(int fd, int cmd, uintptr_t arg)
+{
+	struct rs_fd *e = rs_fd_get(fd);
+
+	if (e && cmd == F_SETFL)
+		e->nonblocking = (arg & O_NONBLOCK) != 0;
+}
+
+static int after_fcntl(int fd, int cmd, uintptr_t arg, int r)
+{
+	if (r < 0)
+		return r;
+	if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
+		return copied(fd, r);
+	note_flags(fd, cmd, arg);
+	return r;
+}
+
+EXPORT int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+
+	va_start(ap, cmd);
+	uintptr_t arg = va_arg(ap, uintptr_t);
+	va_end(ap);
+	return after_fcntl(fd, cmd, arg, rs_real_fcntl(fd, cmd, arg));
+}
+
+EXPORT int fcntl64(int fd, int cmd, ...)
+{
+	va_list ap;
+
+	va_start(ap, cmd);
+	uintptr_t arg = va_arg(ap, uintptr_t);
+	va_end(ap);
+	return after_fcntl(fd, cmd, arg, rs_real_fcntl64(fd, cmd, arg));
+}
+
+EXPORT int ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+
+	va_start(ap, req);
+	uintptr_t arg = va_arg(ap, uintptr_t);
+	va_end(ap);
+	int r = rs_real_ioctl(fd, req, arg);
+	struct rs_fd *e;
+
+	if (r == 0 && req == FIONBIO && arg && (e = rs_fd_get(fd)))
+		e->nonblocking = *(const int *)arg != 0;
+	return r;
+}
+
+EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
+{
+	struct rs_fd *e = managed(fd);
+	int err;
+
+	if (e && level == SOL_SOCKET && name == SO_ERROR && val && len &&
+	    *len >= sizeof(int) && (err = rs_connect_take_error(e)) >= 0) {
+		*(int *)val = err;
+		*len = sizeof(int);
+		return 0;
+	}
+	return rs_real_getsockopt(fd, level, name, val, len);
+}
+
+/* ---- reads and writes ---- */
+
+EXPORT ssize_t read(int fd, void *buf, size_t n)
+{
+	struct rs_fd *e = managed(fd);
+
+	return e ? RET(rs_io_read(e, fd, buf, n)) : rs_real_read(fd, buf, n);
+}
+
+EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+	if (n > buflen)
+		__chk_fail();
+	return read(fd, buf, n);
+}
+
+EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
+{
+	struct rs_fd *e = managed(fd);
+
+	return e ? RET(rs_io_readv(e, fd, iov, cnt)) :
+	    rs_real_readv(fd, iov, cnt);
+}
+
+EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
+{
+	struct rs_fd *e = managed(fd);
+
+	return e ? RET(rs_io_recv(e, fd, buf, n, flags)) :
+	    rs_real_recv(fd, buf, n, flags);
+}
+
+EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen,
+    int flags)
+{
+	if (n > buflen)
+		__chk_fail();
+	return recv(fd, buf, n, flags);
+}
+
+EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
+    struct sockaddr *sa, socklen_t *len)
+{
+	struct rs_fd *e = managed(fd);
+
+	return e ? RET(rs_io_recvfrom(e, fd, buf, n, flags, sa, len)) :
+	    rs_real_recvfrom(fd, buf, n, flags, sa, len);
+}
+
+EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen,
+    int flags, struct sockaddr *sa, socklen_t *len)
+{
+	if (n > buflen)
+		__chk_fail();
+	return recvfrom(fd, buf, n, flags, sa, len);
+}
+
+EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	struct rs_fd *e = managed(fd);
+
+	return e ? RET(rs_io_recvmsg(e, fd, msg, flags)) :
+	    rs_real_recvmsg(fd, msg, flags);
+}
+
+EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned n, int flags,
+    struct timespec *tmo)
+{
+	struct rs_fd *e = managed(fd);
+
+	return e ? RET(rs_io_recvmmsg(e, fd, v, n, flags, tmo)) :
+	    rs_real_recvmmsg(fd, v, n, flags, tmo);
+}
+
+EXPORT ssize_t write(int fd, const void *buf, size_t n)
+{
+	struct rs_fd *e = managed(fd);
+
+	return e ? RET(rs_io_write(e, fd, buf, n)) :
+	    rs_real_write(fd, buf, n);
+}
+
+EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
+{
+	struct rs_fd *e = managed(fd);
+
+	return e ? RET(rs_io_writev(e, fd, iov, cnt)) :
+	    rs_real_writev(fd, iov, cnt);
+}
+
+EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
+{
+	struct rs_fd *e = managed(fd);
+
+	return e ? RET(rs_io_send(e, fd, buf, n, flags)) :
+	    rs_real_send(fd, buf, n, flags);
+}
+
+EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
+    const struct sockaddr *sa, socklen_t len)
+{
+	struct rs_fd *e = managed(fd);
+
+	return e ? RET(rs_io_sendto(e, fd, buf, n, flags, sa, len)) :
+	    rs_real_sendto(fd, buf, n, flags, sa, len);
+}
+
+EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	struct rs_fd *e = managed(fd);
+
+	return e ? RET(rs_io_sendmsg(e, fd, msg, flags)) :
+	    rs_real_sendmsg(fd, msg, flags);
+}
+
+EXPORT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
+{
+	struct rs_fd *e = managed(fd);
+
+	return e ? RET(rs_io_sendmmsg(e, fd, v, n, flags)) :
+	    rs_real_sendmmsg(fd, v, n, flags);
+}
+
+/* ---- waits ---- */
+
+EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout_ms)
+{
+	if (rs_guard_active())
+		return rs_real_poll(fds, n, timeout_ms);
+	return RET(rs_wait_poll(fds, n, timeout_ms));
+}
+
+EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout_ms,
+    size_t fdslen)
+{
+	if (fdslen / sizeof(*fds) < n)
+		__chk_fail();
+	return poll(fds, n, timeout_ms);
+}
+
+EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
+    const sigset_t *mask)
+{
+	if (rs_guard_active())
+		return rs_real_ppoll(fds, n, tmo, mask);
+	return RET(rs_wait_ppoll(fds, n, tmo, mask));
+}
+
+EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n,
+    const struct timespec *tmo, const sigset_t *mask, size_t fdslen)
+{
+	if (fdslen / sizeof(*fds) < n)
+		__chk_fail();
+	return ppoll(fds, n, tmo, mask);
+}
+
+EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *x, struct timeval *tmo)
+{
+	if (rs_guard_active())
+		return rs_real_select(n, r, w, x, tmo);
+	return RET(rs_wait_select(n, r, w, x, tmo));
+}
+
+EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *x,
+    const struct timespec *tmo, const sigset_t *mask)
+{
+	if (rs_guard_active())
+		return rs_real_pselect(n, r, w, x, tmo, mask);
+	return RET(rs_wait_pselect(n, r, w, x, tmo, mask));
+}
+
+EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+	if (rs_guard_active())
+		return rs_real_epoll_ctl(epfd, op, fd, ev);
+	return RET(rs_wait_epoll_ctl(epfd, op, fd, ev));
+}
+
+EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int tmo)
+{
+	if (rs_guard_active())
+		return rs_real_epoll_wait(epfd, ev, max, tmo);
+	return RET(rs_wait_epoll_wait(epfd, ev, max, tmo));
+}
+
+EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int tmo,
+    const sigset_t *mask)
+{
+	if (rs_guard_active())
+		return rs_real_epoll_pwait(epfd, ev, max, tmo, mask);
+	return RET(rs_wait_epoll_pwait(epfd, ev, max, tmo, mask));
+}
+
+EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max,
+    const struct timespec *tmo, const sigset_t *mask)
+{
+	if (rs_guard_active())
+		return rs_real_epoll_pwait2(epfd, ev, max, tmo, mask);
+	return RET(rs_wait_epoll_pwait2(epfd, ev, max, tmo, mask));
+}
+
+/* ---- name resolution: learn address -> name for host rules ---- */
+
+EXPORT int getaddrinfo(const char *node, const char *service,
+    const struct addrinfo *hints, struct addrinfo **res)
+{
+	int r = rs_real_getaddrinfo(node, service, hints, res);
+
+	if (r == 0 && node && !rs_guard_active() &&
+	    !(hints && (hints->ai_flags & AI_PASSIVE)))
+		rs_names_learn_addrinfo(node, *res);
+	return r;
+}
+
+EXPORT struct hostent *gethostbyname(const char *name)
+{
+	struct hostent *h = rs_real_gethostbyname(name);
+
+	if (h && name)
+		rs_names_learn_hostent(name, h);
+	return h;
+}
+
+EXPORT struct hostent *gethostbyname2(const char *name, int af)
+{
+	struct hostent *h = rs_real_gethostbyname2(name, af);
+
+	if (h && name)
+		rs_names_learn_hostent(name, h);
+	return h;
+}
+
+EXPORT int gethostbyname_r(const char *name, struct hostent *ret, char *buf,
+    size_t len, struct hostent **result, int *h_errnop)
+{
+	int r = rs_real_gethostbyname_r(name, ret, buf, len, result, h_errnop);
+
+	if (r == 0 && result && *result && name)
+		rs_names_learn_hostent(name, *result);
+	return r;
+}
+
+EXPORT int gethostbyname2_r(const char *name, int af, struct hostent *ret,
+    char *buf, size_t len, struct hostent **result, int *h_errnop)
+{
+	int r = rs_real_gethostbyname2_r(name, af, ret, buf, len, result,
+	    h_errnop);
+
+	if (r == 0 && result && *result && name)
+		rs_names_learn_hostent(name, *result);
+	return r;
+}

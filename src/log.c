@@ -1,0 +1,189 @@
+/*
+ * log.c - one line per notable event, text or JSON, one write(2) each.
+ *
+ * The line is formatted into a stack buffer and written with a single raw
+ * write system call: O_APPEND writes of one buffer do not interleave with
+ * other writers, and nothing here can re-enter an interposed function.
+ * errno is preserved across every call.
+ */
+#include "log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "sysio.h"
+
+#define LINE_MAX_BYTES 1024
+
+static int log_level = RS_LOG_WARN;
+static int log_json;
+static int log_fd = 2;
+static int log_journal;		/* prefix lines with <N> priorities */
+
+static const char *const level_names[] = { "error", "warn", "info", "debug" };
+
+int rs_log_level_parse(const char *s)
+{
+	for (int i = 0; i <= RS_LOG_DEBUG; i++)
+		if (strcmp(s, level_names[i]) == 0)
+			return i;
+	if (strcmp(s, "warning") == 0)
+		return RS_LOG_WARN;
+	return -1;
+}
+
+bool rs_log_enabled(enum rs_log_level level)
+{
+	return (int)level <= log_level;
+}
+
+/* JOURNAL_STREAM is "DEV:INODE" of the journal's stream on stderr. */
+static int stderr_is_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (!js || sscanf(js, "%llu:%llu", &dev, &ino) != 2)
+		return 0;
+	if (syscall(SYS_fstat, 2, &st) < 0)
+		return 0;
+	return st.st_dev == dev && st.st_ino == ino;
+}
+
+int rs_log_configure(bool secure)
+{
+	const char *lv = getenv("RESOLUTE_LOG");
+	const char *fmt = getenv("RESOLUTE_LOG_FORMAT");
+	const char *file = secure ? NULL : getenv("RESOLUTE_LOG_FILE");
+	int bad = 0;
+
+	if (lv && *lv) {
+		int l = rs_log_level_parse(lv);
+
+		if (l < 0)
+			bad = 1;
+		else
+			log_level = l;
+	}
+	if (fmt && *fmt) {
+		if (strcmp(fmt, "json") == 0)
+			log_json = 1;
+		else if (strcmp(fmt, "text") != 0)
+			bad = 1;
+	}
+	if (file && *file) {
+		int fd = rs_sys_open(file, O_WRONLY | O_APPEND | O_CREAT, 0600);
+
+		if (fd >= 0)
+			log_fd = fd;
+		else
+			rs_log(RS_LOG_WARN, NULL, "cannot open log file %s: %s",
+			    file, strerror(-fd));
+	}
+	log_journal = log_fd == 2 && stderr_is_journal();
+	if (bad)
+		rs_log(RS_LOG_WARN, NULL,
+		    "RESOLUTE_LOG must be error, warn, info or debug and "
+		    "RESOLUTE_LOG_FORMAT text or json; using defaults");
+	return bad ? -EINVAL : 0;
+}
+
+/* Appends printf output at *pos, never past cap (truncating). */
+static void put(char *buf, size_t cap, size_t *pos, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*pos >= cap)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *pos, cap - *pos, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*pos = *pos + (size_t)n < cap ? *pos + (size_t)n : cap - 1;
+}
+
+/* Appends s as a JSON string, escaping what JSON requires. */
+static void put_json_str(char *buf, size_t cap, size_t *pos, const char *s)
+{
+	put(buf, cap, pos, "\"");
+	for (; *s && *pos + 8 < cap; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			put(buf, cap, pos, "\\%c", c);
+		else if (c < 0x20)
+			put(buf, cap, pos, "\\u%04x", c);
+		else
+			buf[(*pos)++] = (char)c;
+	}
+	buf[*pos < cap ? *pos : cap - 1] = '\0';
+	put(buf, cap, pos, "\"");
+}
+
+static void put_json_fields(char *buf, size_t cap, size_t *pos,
+    const struct rs_log_fields *f)
+{
+	const char *keys[] = { "event", "host", "addr", "error" };
+	const char *vals[] = { f->event, f->host, f->addr, f->error };
+
+	for (int i = 0; i < 4; i++) {
+		if (!vals[i])
+			continue;
+		put(buf, cap, pos, ",\"%s\":", keys[i]);
+		put_json_str(buf, cap, pos, vals[i]);
+	}
+	if (f->attempt >= 0)
+		put(buf, cap, pos, ",\"attempt\":%d,\"attempts\":%d",
+		    f->attempt, f->attempts);
+	if (f->wait_ms >= 0)
+		put(buf, cap, pos, ",\"wait_ms\":%lld", (long long)f->wait_ms);
+}
+
+static const char journal_prio[] = { '3', '4', '6', '7' };
+
+void rs_log(enum rs_log_level level, const struct rs_log_fields *f,
+    const char *fmt, ...)
+{
+	int save = errno;
+	char msg[LINE_MAX_BYTES / 2], line[LINE_MAX_BYTES];
+	size_t pos = 0;
+	va_list ap;
+
+	if (!rs_log_enabled(level))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (log_journal)
+		put(line, sizeof(line), &pos, "<%c>", journal_prio[level]);
+	if (log_json) {
+		put(line, sizeof(line), &pos,
+		    "{\"ts\":%lld,\"pid\":%ld,\"level\":\"%s\"",
+		    (long long)rs_clock_epoch_ms(), (long)getpid(),
+		    level_names[level]);
+		if (f)
+			put_json_fields(line, sizeof(line), &pos, f);
+		put(line, sizeof(line), &pos, ",\"msg\":");
+		put_json_str(line, sizeof(line) - 2, &pos, msg);
+		put(line, sizeof(line), &pos, "}");
+	} else {
+		put(line, sizeof(line), &pos, "resolute[%ld]: %s: %s",
+		    (long)getpid(), level_names[level], msg);
+	}
+	if (pos >= sizeof(line) - 1)
+		pos = sizeof(line) - 2;
+	line[pos++] = '\n';
+	rs_sys_write_all(log_fd, line, pos);
+	errno = save;
+}

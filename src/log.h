@@ -1,0 +1,48 @@
+/*
+ * log.h - one line per notable event, text or JSON, one write(2) each.
+ *
+ * Lines go to RESOLUTE_LOG_FILE (appended) or standard error, always with a
+ * raw write system call so that logging never re-enters a wrapper and lines
+ * from several threads or processes never interleave.  rs_log_configure()
+ * runs once at start-up; the rest is thread-safe.
+ */
+#ifndef RS_LOG_H
+#define RS_LOG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum rs_log_level { RS_LOG_ERROR, RS_LOG_WARN, RS_LOG_INFO, RS_LOG_DEBUG };
+
+/* The facts of one event; unset fields are NULL or negative. */
+struct rs_log_fields {
+	const char *event;	/* "retry", "timeout", "give_up", ... */
+	const char *host;	/* the name the program resolved, or NULL */
+	const char *addr;	/* "10.0.0.5:5432", "unix:/run/x.sock" */
+	int attempt;		/* 1-based, -1 when not about an attempt */
+	int attempts;
+	const char *error;	/* "connection refused", or NULL */
+	int64_t wait_ms;	/* -1 when no wait follows */
+};
+
+/*
+ * Reads RESOLUTE_LOG, RESOLUTE_LOG_FORMAT, RESOLUTE_LOG_FILE (ignored when
+ * secure is true) and JOURNAL_STREAM.  Returns 0, or -EINVAL when a value is
+ * not understood (the default is kept and a warning logged).
+ */
+int rs_log_configure(bool secure);
+
+/* Returns whether lines of this level are written. */
+bool rs_log_enabled(enum rs_log_level level);
+
+/* Parses "error", "warn", "info", "debug"; returns the level or -1. */
+int rs_log_level_parse(const char *s);
+
+/*
+ * Writes one line: the text form is "resolute[PID]: LEVEL: MESSAGE"; the
+ * JSON form carries the fields and the message as "msg".  f may be NULL.
+ */
+void rs_log(enum rs_log_level level, const struct rs_log_fields *f,
+    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif /* RS_LOG_H */

@@ -1,0 +1,127 @@
+/*
+ * real.c - the real libc functions, resolved once with dlsym(RTLD_NEXT).
+ *
+ * Each function pointer starts NULL and is filled on first use.  Two threads
+ * may resolve the same symbol at once; both store the same value, and the
+ * atomic accesses keep that benign race defined.  While dlsym runs, the
+ * thread-local guard is raised so that anything dlsym itself calls (it may
+ * allocate, and an allocator may log) goes straight through our wrappers.
+ */
+#include "real.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stddef.h>
+
+#include "guard.h"
+
+/* Returns the next definition of name, or NULL. */
+static void *resolve(void **slot, const char *name)
+{
+	void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+
+	if (p)
+		return p;
+	rs_guard_enter();
+	p = dlsym(RTLD_NEXT, name);
+	rs_guard_leave();
+	if (p)
+		__atomic_store_n(slot, p, __ATOMIC_RELEASE);
+	return p;
+}
+
+/*
+ * REAL(ret, name, params, args) defines rs_real_name(params), forwarding
+ * args to the resolved symbol, or failing with ENOSYS when there is none.
+ */
+#define REAL(ret, name, params, args)                                   \
+	ret rs_real_##name params                                       \
+	{                                                               \
+		static void *slot;                                      \
+		ret(*fn) params = (ret(*) params)resolve(&slot, #name); \
+		if (!fn) {                                              \
+			errno = ENOSYS;                                 \
+			return (ret)-1;                                 \
+		}                                                       \
+		return fn args;                                         \
+	}
+
+REAL(int, connect, (int fd, const struct sockaddr *sa, socklen_t len),
+    (fd, sa, len))
+REAL(int, socket, (int d, int t, int p), (d, t, p))
+REAL(int, socketpair, (int d, int t, int p, int sv[2]), (d, t, p, sv))
+REAL(int, accept, (int fd, struct sockaddr *sa, socklen_t *len),
+    (fd, sa, len))
+REAL(int, accept4, (int fd, struct sockaddr *sa, socklen_t *len, int fl),
+    (fd, sa, len, fl))
+REAL(int, close, (int fd), (fd))
+REAL(int, close_range, (unsigned a, unsigned b, int fl), (a, b, fl))
+REAL(int, dup, (int fd), (fd))
+REAL(int, dup2, (int fd, int fd2), (fd, fd2))
+REAL(int, dup3, (int fd, int fd2, int fl), (fd, fd2, fl))
+REAL(int, fcntl, (int fd, int cmd, uintptr_t arg), (fd, cmd, arg))
+REAL(int, fcntl64, (int fd, int cmd, uintptr_t arg), (fd, cmd, arg))
+REAL(int, ioctl, (int fd, unsigned long req, uintptr_t arg), (fd, req, arg))
+REAL(int, getsockopt, (int fd, int lv, int nm, void *v, socklen_t *l),
+    (fd, lv, nm, v, l))
+REAL(int, setsockopt, (int fd, int lv, int nm, const void *v, socklen_t l),
+    (fd, lv, nm, v, l))
+
+REAL(ssize_t, read, (int fd, void *b, size_t n), (fd, b, n))
+REAL(ssize_t, readv, (int fd, const struct iovec *v, int c), (fd, v, c))
+REAL(ssize_t, recv, (int fd, void *b, size_t n, int fl), (fd, b, n, fl))
+REAL(ssize_t, recvfrom,
+    (int fd, void *b, size_t n, int fl, struct sockaddr *sa, socklen_t *l),
+    (fd, b, n, fl, sa, l))
+REAL(ssize_t, recvmsg, (int fd, struct msghdr *m, int fl), (fd, m, fl))
+REAL(int, recvmmsg,
+    (int fd, struct mmsghdr *v, unsigned n, int fl, struct timespec *t),
+    (fd, v, n, fl, t))
+REAL(ssize_t, write, (int fd, const void *b, size_t n), (fd, b, n))
+REAL(ssize_t, writev, (int fd, const struct iovec *v, int c), (fd, v, c))
+REAL(ssize_t, send, (int fd, const void *b, size_t n, int fl),
+    (fd, b, n, fl))
+REAL(ssize_t, sendto,
+    (int fd, const void *b, size_t n, int fl, const struct sockaddr *sa,
+	socklen_t l),
+    (fd, b, n, fl, sa, l))
+REAL(ssize_t, sendmsg, (int fd, const struct msghdr *m, int fl), (fd, m, fl))
+REAL(int, sendmmsg, (int fd, struct mmsghdr *v, unsigned n, int fl),
+    (fd, v, n, fl))
+
+REAL(int, poll, (struct pollfd *f, nfds_t n, int t), (f, n, t))
+REAL(int, ppoll,
+    (struct pollfd *f, nfds_t n, const struct timespec *t, const sigset_t *m),
+    (f, n, t, m))
+REAL(int, select, (int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *t),
+    (n, r, w, e, t))
+REAL(int, pselect,
+    (int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *t,
+	const sigset_t *m),
+    (n, r, w, e, t, m))
+REAL(int, epoll_ctl, (int ep, int op, int fd, struct epoll_event *ev),
+    (ep, op, fd, ev))
+REAL(int, epoll_wait, (int ep, struct epoll_event *ev, int mx, int t),
+    (ep, ev, mx, t))
+REAL(int, epoll_pwait,
+    (int ep, struct epoll_event *ev, int mx, int t, const sigset_t *m),
+    (ep, ev, mx, t, m))
+REAL(int, epoll_pwait2,
+    (int ep, struct epoll_event *ev, int mx, const struct timespec *t,
+	const sigset_t *m),
+    (ep, ev, mx, t, m))
+
+REAL(int, getaddrinfo,
+    (const char *n, const char *s, const struct addrinfo *h,
+	struct addrinfo **r),
+    (n, s, h, r))
+REAL(struct hostent *, gethostbyname, (const char *n), (n))
+REAL(struct hostent *, gethostbyname2, (const char *n, int af), (n, af))
+REAL(int, gethostbyname_r,
+    (const char *n, struct hostent *h, char *b, size_t l, struct hostent **r,
+	int *e),
+    (n, h, b, l, r, e))
+REAL(int, gethostbyname2_r,
+    (const char *n, int af, struct hostent *h, char *b, size_t l,
+	struct hostent **r, int *e),
+    (n, af, h, b, l, r, e))

@@ -1,0 +1,38 @@
+/*
+ * wait.h - the program's waits: poll, ppoll, select, pselect, epoll.
+ *
+ * Waits drive the non-blocking connects of managed sockets (a socket is
+ * reported writable only once connected, or with an error after the last
+ * attempt) and end waits for data after read_timeout.  Waits that involve
+ * no managed descriptor go straight to the kernel.  Every function returns
+ * what the real call returns, with -errno instead of -1/errno.
+ * Thread-safe.
+ */
+#ifndef RS_WAIT_H
+#define RS_WAIT_H
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <time.h>
+
+int rs_wait_poll(struct pollfd *fds, nfds_t n, int timeout_ms);
+int rs_wait_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
+    const sigset_t *mask);
+int rs_wait_select(int n, fd_set *r, fd_set *w, fd_set *x,
+    struct timeval *tmo);
+int rs_wait_pselect(int n, fd_set *r, fd_set *w, fd_set *x,
+    const struct timespec *tmo, const sigset_t *mask);
+int rs_wait_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev);
+int rs_wait_epoll_wait(int epfd, struct epoll_event *ev, int max,
+    int timeout_ms);
+int rs_wait_epoll_pwait(int epfd, struct epoll_event *ev, int max,
+    int timeout_ms, const sigset_t *mask);
+int rs_wait_epoll_pwait2(int epfd, struct epoll_event *ev, int max,
+    const struct timespec *tmo, const sigset_t *mask);
+
+/* Forgets what is known of fd's epoll registrations (it is being closed). */
+void rs_wait_fd_closed(int fd);
+
+#endif /* RS_WAIT_H */
