@@ -499,7 +499,8 @@ static int format_in_unit(uint32_t ms, uint32_t unit, const char *suffix,
 	uint64_t v, ip, frac;
 	int n;
 
-	if (milli % unit != 0)
+	/* "0.5s" is shorter than "500ms" but harder to read. */
+	if (milli % unit != 0 || ms < unit)
 		return 0;
 	v = milli / unit;
 	ip = v / 1000;
@@ -518,7 +519,10 @@ static int format_in_unit(uint32_t ms, uint32_t unit, const char *suffix,
 	return n > 0 && (size_t)n < len ? n : 0;
 }
 
-/* Picks the shortest exact form; on a tie the larger unit's is kept. */
+/*
+ * Picks the shortest exact form that does not start with "0."; on a tie
+ * the larger unit wins ("1.234s" over "1234ms").
+ */
 char *rs_duration_format(uint32_t ms, char *buf, size_t len)
 {
 	static const struct {

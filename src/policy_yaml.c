@@ -364,7 +364,8 @@ static const char *suggest(const char *word, const char *const *names,
 	unsigned best_d = 99;
 
 	for (size_t i = 0; i < n; i++) {
-		unsigned limit = strlen(names[i]) <= 4 ? 1 : 2;
+		size_t len = strlen(names[i]);
+		unsigned limit = len <= 4 ? 1 : len < 10 ? 2 : 3;
 		unsigned dist = edit_distance(word, names[i]);
 
 		if (dist <= limit && dist < best_d) {
