@@ -22,7 +22,15 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+/* The fortified entry points that _FORTIFY_SOURCE builds call. */
 extern void __chk_fail(void) __attribute__((noreturn));
+ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
+ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
+ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
+    struct sockaddr *sa, socklen_t *len);
+int __poll_chk(struct pollfd *fds, nfds_t n, int timeout_ms, size_t fdslen);
+int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
+    const sigset_t *mask, size_t fdslen);
 
 /* Converts an engine result (-errno on failure) to the libc convention. */
 #define RET(expr)                                                       \

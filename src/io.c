@@ -7,6 +7,10 @@
 #include "io.h"
 
 #include <errno.h>
+#include <poll.h>
+
+#include "clock.h"
+#include "init.h"
 
 #include "real.h"
 
@@ -89,4 +93,31 @@ int rs_io_sendmmsg(struct rs_fd *e, int fd, struct mmsghdr *v, unsigned n,
 {
 	(void)e;
 	return RET(rs_real_sendmmsg(fd, v, n, flags));
+}
+
+int64_t rs_io_wait_deadline(const struct rs_fd *e, short events, int64_t now)
+{
+	const struct rs_settings *s = e->settings;
+	const struct rs_runtime *rt = rs_runtime();
+	int64_t when = rt ? rt->deadline_ms : RS_NEVER;
+	int64_t last = rs_fd_last_activity(e);
+
+	(void)now;
+	if (rs_fd_state(e) != RS_FD_CONNECTED)
+		return RS_NEVER;
+	if ((events & POLLIN) && s->read_timeout_ms != RS_OFF)
+		when = rs_clock_min(when, last + s->read_timeout_ms);
+	if ((events & POLLOUT) && s->write_timeout_ms != RS_OFF)
+		when = rs_clock_min(when, last + s->write_timeout_ms);
+	return when;
+}
+
+short rs_io_wait_expired(struct rs_fd *e, short events, int64_t now)
+{
+	(void)now;
+	if (events & POLLIN)
+		e->read_timed_out = true;
+	if (events & POLLOUT)
+		e->write_timed_out = true;
+	return events & (POLLIN | POLLOUT);
 }
