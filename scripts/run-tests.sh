@@ -66,13 +66,13 @@ if [ "$what" = integration ] || [ "$what" = all ]; then
 	for t in "$B"/itests/test_*; do
 		[ -x "$t" ] || continue
 		case $t in *.d) continue ;; esac
-		run_one "integration/$(basename "$t")" "$t"
+		run_one "integration/$(basename "$t")" scripts/netns.sh "$t"
 	done
 fi
 if [ "$what" = programs ] || [ "$what" = all ]; then
 	for t in tests/programs/test_*.sh; do
 		[ -f "$t" ] || continue
-		run_one "programs/$(basename "$t" .sh)" sh "$t"
+		run_one "programs/$(basename "$t" .sh)" scripts/netns.sh sh "$t"
 	done
 fi
 

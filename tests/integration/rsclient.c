@@ -1,0 +1,242 @@
+/*
+ * rsclient.c - a scriptable client for the integration tests.
+ *
+ *   rsclient ADDR PORT STEP...        (ADDR "unix:/path" ignores PORT)
+ *
+ * Runs the steps in order on one socket and prints one line per step:
+ *   STEP ok|ERRNO-NAME VALUE elapsed_ms
+ * then exits 0 if every step succeeded, 1 otherwise.  Steps:
+ *   connect            blocking connect
+ *   nbconnect          non-blocking connect (EINPROGRESS counts as ok)
+ *   resolve:NAME       getaddrinfo(NAME) first, connect to its address
+ *   poll:MS  ppoll:MS  select:MS  pselect:MS  epoll:MS  epollet:MS
+ *   epollpwait:MS      wait for writability (connect) with that timeout;
+ *                      VALUE is the ready count (0 = the wait timed out)
+ *   pollin:MS  epollin:MS   wait for readability
+ *   soerror            getsockopt(SO_ERROR); fails with that error
+ *   send:TEXT          write TEXT
+ *   http               send a GET request
+ *   recv  read         one receive; VALUE is the byte count
+ *   readall            read until EOF; VALUE is the byte count
+ *   sleep:MS           sleep (no socket call)
+ *   block  nonblock    clear/set O_NONBLOCK
+ * Built with _FORTIFY_SOURCE=2, so reads go through __read_chk and friends.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+static int fd = -1;
+static struct sockaddr_storage dst;
+static socklen_t dstlen;
+static int family;
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static void make_addr(const char *addr, const char *port)
+{
+	memset(&dst, 0, sizeof(dst));
+	if (strncmp(addr, "unix:", 5) == 0) {
+		struct sockaddr_un *un = (void *)&dst;
+
+		un->sun_family = AF_UNIX;
+		snprintf(un->sun_path, sizeof(un->sun_path), "%s", addr + 5);
+		dstlen = sizeof(*un);
+	} else if (strchr(addr, ':')) {
+		struct sockaddr_in6 *in6 = (void *)&dst;
+
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)atoi(port));
+		inet_pton(AF_INET6, addr, &in6->sin6_addr);
+		dstlen = sizeof(*in6);
+	} else {
+		struct sockaddr_in *in = (void *)&dst;
+
+		in->sin_family = AF_INET;
+		in->sin_port = htons((uint16_t)atoi(port));
+		inet_pton(AF_INET, addr, &in->sin_addr);
+		dstlen = sizeof(*in);
+	}
+	family = dst.ss_family;
+}
+
+static int resolve(const char *name, const char *port)
+{
+	struct addrinfo hints = { .ai_family = AF_INET,
+		.ai_socktype = SOCK_STREAM }, *res;
+	int r = getaddrinfo(name, port, &hints, &res);
+
+	if (r)
+		return -1;
+	memcpy(&dst, res->ai_addr, res->ai_addrlen);
+	dstlen = res->ai_addrlen;
+	family = res->ai_family;
+	freeaddrinfo(res);
+	return 0;
+}
+
+static int wait_for(const char *how, int ms, short ev)
+{
+	if (!strcmp(how, "poll") || !strcmp(how, "pollin")) {
+		struct pollfd p = { fd, ev, 0 };
+
+		return poll(&p, 1, ms);
+	}
+	if (!strcmp(how, "ppoll")) {
+		struct pollfd p = { fd, ev, 0 };
+		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+		return ppoll(&p, 1, ms < 0 ? NULL : &ts, NULL);
+	}
+	if (!strcmp(how, "select") || !strcmp(how, "pselect")) {
+		fd_set w;
+		struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+		FD_ZERO(&w);
+		FD_SET(fd, &w);
+		fd_set *r = ev == POLLIN ? &w : NULL, *wr = ev == POLLIN ? NULL : &w;
+
+		if (!strcmp(how, "select"))
+			return select(fd + 1, r, wr, NULL, ms < 0 ? NULL : &tv);
+		return pselect(fd + 1, r, wr, NULL, ms < 0 ? NULL : &ts, NULL);
+	}
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event e = { .events = (ev == POLLIN ? EPOLLIN : EPOLLOUT),
+		.data.fd = fd }, out;
+
+	if (!strcmp(how, "epollet"))
+		e.events |= EPOLLET;
+	epoll_ctl(ep, EPOLL_CTL_ADD, fd, &e);
+	int n = !strcmp(how, "epollpwait") ?
+	    epoll_pwait(ep, &out, 1, ms, NULL) : epoll_wait(ep, &out, 1, ms);
+	int save = errno;
+
+	close(ep);
+	errno = save;
+	return n;
+}
+
+static long step(const char *s)
+{
+	const char *arg = strchr(s, ':');
+	int ms = arg ? atoi(arg + 1) : 0;
+	char buf[65536];
+
+	if (!strcmp(s, "connect"))
+		return connect(fd, (void *)&dst, dstlen);
+	if (!strcmp(s, "nbconnect")) {
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+		int r = connect(fd, (void *)&dst, dstlen);
+
+		return r < 0 && errno == EINPROGRESS ? 0 : r;
+	}
+	if (!strncmp(s, "poll:", 5) || !strncmp(s, "ppoll:", 6) ||
+	    !strncmp(s, "select:", 7) || !strncmp(s, "pselect:", 8) ||
+	    !strncmp(s, "epoll:", 6) || !strncmp(s, "epollet:", 8) ||
+	    !strncmp(s, "epollpwait:", 11)) {
+		char how[16];
+
+		snprintf(how, sizeof(how), "%.*s", (int)(arg - s), s);
+		return wait_for(how, ms, POLLOUT);
+	}
+	if (!strncmp(s, "pollin:", 7))
+		return wait_for("pollin", ms, POLLIN);
+	if (!strncmp(s, "epollin:", 8))
+		return wait_for("epoll", ms, POLLIN);
+	if (!strcmp(s, "soerror")) {
+		int err = 0;
+		socklen_t len = sizeof(err);
+
+		getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+		errno = err;
+		return err ? -1 : 0;
+	}
+	if (!strncmp(s, "send:", 5))
+		return write(fd, s + 5, strlen(s + 5));
+	if (!strcmp(s, "http")) {
+		const char *req = "GET / HTTP/1.0\r\nHost: peer\r\n\r\n";
+
+		return send(fd, req, strlen(req), MSG_NOSIGNAL);
+	}
+	if (!strcmp(s, "recv"))
+		return recv(fd, buf, sizeof(buf), 0);
+	if (!strcmp(s, "read"))
+		return read(fd, buf, sizeof(buf));
+	if (!strcmp(s, "readall")) {
+		long total = 0, r;
+
+		while ((r = read(fd, buf, sizeof(buf))) > 0)
+			total += r;
+		return r < 0 ? -1 : total;
+	}
+	if (!strncmp(s, "sleep:", 6)) {
+		usleep((useconds_t)ms * 1000);
+		return 0;
+	}
+	if (!strcmp(s, "block") || !strcmp(s, "nonblock")) {
+		int fl = fcntl(fd, F_GETFL);
+
+		fl = !strcmp(s, "block") ? fl & ~O_NONBLOCK : fl | O_NONBLOCK;
+		return fcntl(fd, F_SETFL, fl);
+	}
+	fprintf(stderr, "rsclient: unknown step %s\n", s);
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	int ok = 1, i = 3;
+
+	if (argc < 4) {
+		fprintf(stderr, "usage: rsclient ADDR PORT STEP...\n");
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	make_addr(argv[1], argv[2]);
+	if (!strncmp(argv[3], "resolve:", 8)) {
+		if (resolve(argv[3] + 8, argv[2]) < 0) {
+			printf("resolve EAI 0 0\n");
+			return 1;
+		}
+		i = 4;
+	}
+	fd = socket(family, SOCK_STREAM, 0);
+	long long start = now_ms();
+
+	for (; i < argc; i++) {
+		errno = 0;
+		long r = step(argv[i]);
+		long long t = now_ms() - start;
+
+		if (r < 0) {
+			printf("%s %s %ld %lld\n", argv[i],
+			    strerrorname_np(errno) ? strerrorname_np(errno) : "E?",
+			    r, t);
+			ok = 0;
+			break;
+		}
+		printf("%s ok %ld %lld\n", argv[i], r, t);
+	}
+	fflush(stdout);
+	return ok ? 0 : 1;
+}
