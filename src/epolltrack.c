@@ -131,6 +131,9 @@ static struct reg *get(int epfd, int fd)
 		return r;
 	if (!g_table && !(g_table = calloc(NBUCKETS, sizeof(*g_table))))
 		return NULL;
+	/* connect() finds the records of a fd through the instances. */
+	if (!get_inst(epfd))
+		return NULL;
 	if (!(r = calloc(1, sizeof(*r))))
 		return NULL;
 	r->epfd = epfd;
