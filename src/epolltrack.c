@@ -42,6 +42,7 @@ struct reg {
 	uint32_t kevents;	/* events of the tagged registration */
 	bool active;
 	bool disarmed;		/* EPOLLONESHOT fired: the program re-arms */
+	bool reported;		/* the connect's failure was reported */
 	bool expire;		/* read/write deadline reached this round */
 	bool seen;		/* the kernel reported it this round */
 	struct reg *next;	/* hash chain */
@@ -198,6 +199,16 @@ static void set_kernel(struct reg *r, enum kmode mode, uint32_t kev)
 	r->kevents = kev;
 }
 
+/*
+ * Returns whether the program's registration must stay out of the kernel:
+ * a one-shot that fired, or an edge-triggered one whose failure was
+ * reported (its edge has been delivered).
+ */
+static bool withdrawn(const struct reg *r)
+{
+	return r->disarmed || (r->reported && (r->events & EPOLLET));
+}
+
 /* The poll events a program's epoll registration waits for. */
 static short io_events(uint32_t events)
 {
@@ -219,6 +230,7 @@ static uint32_t sync_reg(struct reg *r, int ready, int64_t now, int64_t *next)
 	if (st == RS_FD_CONNECTING || st == RS_FD_BACKOFF) {
 		enum rs_connect_want w = rs_connect_step(r->fd, e, ready, now);
 
+		r->reported = false;
 		if (w != RS_WANT_NOTHING) {
 			set_kernel(r, w == RS_WANT_WRITABLE ? KM_TAGGED :
 			    KM_ABSENT, EPOLLOUT);
@@ -228,17 +240,17 @@ static uint32_t sync_reg(struct reg *r, int ready, int64_t now, int64_t *next)
 		}
 		st = rs_fd_state(e);
 	}
-	if (st == RS_FD_FAILED && e->final_error) {
+	if (st == RS_FD_FAILED && !r->reported && e->final_error) {
 		/*
-		 * Reported once by us; a level-triggered registration goes
-		 * on reporting the dead socket from the kernel, as Linux
-		 * does for a failed connect.
+		 * Reported once by us.  The kernel registration stays away
+		 * until the next wait, so that this one does not report the
+		 * dead socket twice; then a level-triggered one goes on
+		 * reporting it from the kernel, as Linux does.
 		 */
-		bool edge = r->events & (EPOLLET | EPOLLONESHOT);
-
+		r->reported = true;
 		r->disarmed = r->events & EPOLLONESHOT;
-		set_kernel(r, edge ? KM_ABSENT : KM_PROGRAM, 0);
-		deactivate(r);
+		set_kernel(r, KM_ABSENT, 0);
+		activate(r);
 		return (r->events & EPOLLOUT) | EPOLLERR | EPOLLHUP;
 	}
 	int64_t dl = st == RS_FD_CONNECTED && io_events(r->events) ?
@@ -252,7 +264,7 @@ static uint32_t sync_reg(struct reg *r, int ready, int64_t now, int64_t *next)
 			*next = rs_clock_min(*next, dl);
 		return 0;
 	}
-	set_kernel(r, r->disarmed ? KM_ABSENT : KM_PROGRAM, 0);
+	set_kernel(r, withdrawn(r) ? KM_ABSENT : KM_PROGRAM, 0);
 	deactivate(r);
 	return 0;
 }
@@ -324,7 +336,7 @@ static int ctl_recorded(struct reg *g, int op, struct epoll_event *ev)
 		return r;
 	g->events = ev->events;
 	g->data = ev->data;
-	g->disarmed = false;
+	g->disarmed = g->reported = false;
 	if (g->kmode == KM_TAGGED)
 		g->kevents = 0;	/* re-arm a tagged one-shot registration */
 	/* A one-shot or failed registration the library had withdrawn. */

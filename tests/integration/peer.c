@@ -2,7 +2,7 @@
  * peer.c - a misbehaving server for the integration tests.
  *
  *   peer MODE [-h HOST] [-p PORT] [-u UNIXPATH] [-d DELAY_MS] [-n COUNT]
- *        [-l LIFETIME_MS] [-b BYTES]
+ *        [-l LIFETIME_MS] [-b BYTES] [-q LISTEN_BACKLOG]
  *
  * Prints the bound port (or 0 for unix) on stdout once ready, then serves
  * until killed or until LIFETIME_MS (default 60 s) passes, so that a test
@@ -198,11 +198,11 @@ static void *lifetime(void *arg)
 int main(int argc, char **argv)
 {
 	const char *host = "127.0.0.1", *upath = NULL;
-	int port = 0, life = 60000, opt, bound;
+	int port = 0, life = 60000, opt, bound, queue = 128;
 	pthread_t t;
 
 	signal(SIGPIPE, SIG_IGN);
-	while ((opt = getopt(argc, argv, "h:p:u:d:n:l:b:")) != -1) {
+	while ((opt = getopt(argc, argv, "h:p:u:d:n:l:b:q:")) != -1) {
 		switch (opt) {
 		case 'h': host = optarg; break;
 		case 'p': port = atoi(optarg); break;
@@ -211,6 +211,7 @@ int main(int argc, char **argv)
 		case 'n': count = atoi(optarg); break;
 		case 'l': life = atoi(optarg); break;
 		case 'b': bytes = atoi(optarg); break;
+		case 'q': queue = atoi(optarg); break;
 		default: return 2;
 		}
 	}
@@ -224,7 +225,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	if (strcmp(mode, "late") == 0)
 		sleep_ms(delay_ms);
-	if (listen(s, strcmp(mode, "backlog") == 0 ? 0 : 128) < 0)
+	if (listen(s, strcmp(mode, "backlog") == 0 ? 0 : queue) < 0)
 		die("listen");
 	if (strcmp(mode, "backlog") == 0) {
 		fill_backlog(host, bound);
