@@ -74,7 +74,7 @@ enum rs_match_kind {
 	RS_MATCH_HOST,		/* "db.internal" */
 	RS_MATCH_SUFFIX,	/* "*.example.com" */
 	RS_MATCH_CIDR,		/* "10.0.0.5", "10.0.0.0/8", "[::1]", ... */
-	RS_MATCH_UNIX,		/* "unix:/run/x/*" */
+	RS_MATCH_UNIX,		/* "unix:/run/app.sock", globs allowed */
 };
 
 struct rs_match {
