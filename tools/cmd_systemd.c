@@ -66,6 +66,10 @@ static int sd_args(int argc, char **argv, struct sd_opts *o)
 	}
 	if (!unit || !*unit || strchr(unit, '/') || strlen(unit) > 200)
 		return rs_cli_usage_error("systemd: expected one UNIT name");
+	/* Environment= exists in [Service] only: other units cannot use it. */
+	if (has_unit_type(unit) && !strstr(unit, ".service"))
+		return rs_cli_usage_error("systemd: %s is not a service; "
+		    "preload into the service it starts", unit);
 	snprintf(o->unit, sizeof(o->unit), "%s%s", unit,
 	    has_unit_type(unit) ? "" : ".service");
 	return 0;
