@@ -41,6 +41,9 @@ int rs_policy_load_file(const char *path, struct rs_policy **out,
 int rs_policy_load_buffer(const char *name, const char *buf, size_t len,
     struct rs_policy **out, struct rs_diags *d);
 
+/* The same, for the compiled-in copy of policy/default.yaml ("<built-in>"). */
+int rs_policy_load_default(struct rs_policy **out, struct rs_diags *d);
+
 /* Formats diagnostic i as "FILE:LINE:COL: error: MESSAGE" (no newline). */
 int rs_diag_format(const struct rs_diag *dg, char *buf, size_t len);
 
