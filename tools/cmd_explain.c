@@ -283,18 +283,42 @@ static bool print_rule(const struct rs_policy *p, const struct rs_rule *r,
 	return true;
 }
 
+/* Formats whole and fractional seconds, trailing zeros dropped ("6.15"). */
+static int seconds(uint32_t ms, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%u.%03u", (unsigned)(ms / 1000),
+	    (unsigned)(ms % 1000));
+
+	while (n > 0 && (size_t)n < len && buf[n - 1] == '0')
+		buf[--n] = '\0';
+	if (n > 0 && (size_t)n < len && buf[n - 1] == '.')
+		buf[--n] = '\0';
+	return n;
+}
+
 /*
- * Formats a duration for people: below a second always in ms ("100ms",
- * not "0.1s", so that a schedule reads 50ms, 100ms, 200ms), above it as
- * the policy would write it.
+ * Formats a duration for people: "100ms", "6.1s", "2m", "1m30.5s", "off".
+ * rs_duration_format() writes the shortest policy spelling ("0.1s",
+ * "0.36m"), which is right for a file but hard to read down a column.
  */
 static char *dur(uint32_t ms, char *buf, size_t len)
 {
-	if (ms < 1000) {
+	char s[16];	/* at most "4294967.295" */
+
+	if (ms == RS_OFF) {
+		snprintf(buf, len, "off");
+	} else if (ms < 1000) {
 		snprintf(buf, len, "%ums", (unsigned)ms);
-		return buf;
+	} else if (ms < 60000) {
+		seconds(ms, s, sizeof(s));
+		snprintf(buf, len, "%ss", s);
+	} else if (ms % 60000 == 0) {
+		snprintf(buf, len, "%um", (unsigned)(ms / 60000));
+	} else {
+		seconds(ms % 60000, s, sizeof(s));
+		snprintf(buf, len, "%um%ss", (unsigned)(ms / 60000), s);
 	}
-	return rs_duration_format(ms, buf, len);
+	return buf;
 }
 
 /* Prints one setting, marked with where its value comes from. */
@@ -464,6 +488,11 @@ static void print_schedule(const struct rs_settings *s)
 		}
 		row(k_s, n_s, t, w, elapsed_fmt(at, total, sizeof(total)));
 	}
+	if (at >= RS_OFF)
+		printf("  no connect_timeout and no connect_budget: an "
+		    "attempt lasts as long as the kernel keeps trying (about "
+		    "2 minutes\n  for unanswered SYNs), or until "
+		    "RESOLUTE_DEADLINE\n");
 }
 
 /* Parses the options and the one TARGET; returns 0 or an exit status. */
