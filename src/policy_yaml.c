@@ -224,8 +224,10 @@ static int build_collection(struct loader *l, struct node *n, unsigned depth)
 		int ret = build(l, &ev, depth + 1, &kid);
 
 		yaml_event_delete(&ev);
-		if (ret < 0)
+		if (ret < 0) {
+			node_free(kid);
 			return ret;
+		}
 		if (node_add(n, kid) < 0) {
 			node_free(kid);
 			return -ENOMEM;
@@ -250,9 +252,9 @@ static int build(struct loader *l, yaml_event_t *ev, unsigned depth,
 	struct node *n = calloc(1, sizeof(*n));
 	int ret = 0;
 
+	*out = n;
 	if (!n)
 		return -ENOMEM;
-	*out = n;
 	n->line = (unsigned)ev->start_mark.line + 1;
 	n->col = (unsigned)ev->start_mark.column + 1;
 	n->type = N_IGNORED;
