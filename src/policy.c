@@ -511,7 +511,8 @@ static int format_in_unit(uint32_t ms, uint32_t unit, const char *suffix,
 	ip = v / 1000;
 	frac = v % 1000;
 	if (frac == 0)
-		n = snprintf(out, len, "%llu%s", (unsigned long long)ip, suffix);
+		n = snprintf(out, len, "%llu%s", (unsigned long long)ip,
+		    suffix);
 	else if (frac % 100 == 0)
 		n = snprintf(out, len, "%llu.%llu%s", (unsigned long long)ip,
 		    (unsigned long long)frac / 100, suffix);
