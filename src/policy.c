@@ -282,12 +282,17 @@ static bool valid_hostname(const char *s, size_t n)
 	return label > 0;
 }
 
-static bool all_digits_and_dots(const char *s, size_t n)
+/* "10.0.0.256" is a bad address rather than a host name. */
+static bool looks_like_ipv4(const char *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	bool digit = false;
+
+	for (size_t i = 0; i < n; i++) {
 		if (!isdigit((unsigned char)s[i]) && s[i] != '.')
 			return false;
-	return true;
+		digit |= s[i] != '.';
+	}
+	return digit;
 }
 
 /* Stores a lower-cased copy of s[0..n) (a trailing dot dropped) in m->name. */
@@ -313,7 +318,7 @@ static int parse_plain(struct rs_match *m, const char *s, size_t n,
 		m->kind = RS_MATCH_ANY;
 		return 0;
 	}
-	if (slash || all_digits_and_dots(s, n)) {
+	if (slash || looks_like_ipv4(s, n)) {
 		size_t an = slash ? (size_t)(slash - s) : n;
 
 		if (parse_addr(m, AF_INET, s, an, why) < 0 ||
@@ -499,13 +504,15 @@ static int format_in_unit(uint32_t ms, uint32_t unit, const char *suffix,
 	uint64_t v, ip, frac;
 	int n;
 
-	if (milli % unit != 0)
+	/* "0.5s" is shorter than "500ms" but harder to read. */
+	if (milli % unit != 0 || ms < unit)
 		return 0;
 	v = milli / unit;
 	ip = v / 1000;
 	frac = v % 1000;
 	if (frac == 0)
-		n = snprintf(out, len, "%llu%s", (unsigned long long)ip, suffix);
+		n = snprintf(out, len, "%llu%s", (unsigned long long)ip,
+		    suffix);
 	else if (frac % 100 == 0)
 		n = snprintf(out, len, "%llu.%llu%s", (unsigned long long)ip,
 		    (unsigned long long)frac / 100, suffix);
@@ -518,7 +525,10 @@ static int format_in_unit(uint32_t ms, uint32_t unit, const char *suffix,
 	return n > 0 && (size_t)n < len ? n : 0;
 }
 
-/* Picks the shortest exact form; on a tie the larger unit's is kept. */
+/*
+ * Picks the shortest exact form that does not start with "0."; on a tie
+ * the larger unit wins ("1.234s" over "1234ms").
+ */
 char *rs_duration_format(uint32_t ms, char *buf, size_t len)
 {
 	static const struct {
