@@ -24,7 +24,7 @@
 /* What the user typed, parsed. */
 struct spec {
 	struct rs_target t;
-	char host[256];		/* a hostname target, else "" */
+	char host[300];		/* a hostname target, else "" (as long as the argument buffer) */
 	bool has_port;
 };
 

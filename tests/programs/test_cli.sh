@@ -7,13 +7,25 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 CLI=${RS_CLI:-$PWD/build/resolute}
-LIB=${RS_LIB:-$PWD/build/libresolute.so}
 [ -x "$CLI" ] || { echo "FAIL: $CLI is not built"; exit 1; }
 unset RESOLUTE_POLICY RESOLUTE_DEADLINE RESOLUTE_LIB RESOLUTE_STRICT \
 	RESOLUTE_LOG LD_PRELOAD SYSTEMD_DIR
+# A sanitized resolute started with LD_PRELOAD already set would refuse to
+# run because libasan is not first; the order does not matter for it here.
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+export ASAN_OPTIONS
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 fails=0
+
+# These cases are about the environment `run` builds, not the interposer:
+# an empty shared object stands in for it, so that the commands run the same
+# with a sanitized build (whose library would need libasan preloaded first).
+mkdir "$tmp/lib"
+LIB="$tmp/lib/libresolute.so"
+printf 'int rs_cli_test_empty;\n' >"$tmp/empty.c"
+cc -shared -fPIC -o "$LIB" "$tmp/empty.c" 2>/dev/null ||
+	LIB=${RS_LIB:-$PWD/build/libresolute.so}
 
 fail() {
 	echo "FAIL: $*"
@@ -151,7 +163,7 @@ has "$tmp/out" "LD_PRELOAD=$LIB:/opt/a.so /opt/b.so"
 has "$tmp/out" "RESOLUTE_LOG=debug"
 expect 0 env RESOLUTE_LIB="$LIB" LD_PRELOAD="/opt/a.so:$LIB" "$CLI" run env
 has "$tmp/out" "LD_PRELOAD=/opt/a.so:$LIB"
-if [ -f "$RS_BUILD/libresolute.so" ] 2>/dev/null; then
+if [ -f "${RS_BUILD:-}/libresolute.so" ] && [ -z "${RS_ASAN:-}" ]; then
 	expect 0 "$CLI" run -- env
 	has "$tmp/out" "LD_PRELOAD=$RS_BUILD/libresolute.so"
 fi
