@@ -24,7 +24,7 @@
 /* What the user typed, parsed. */
 struct spec {
 	struct rs_target t;
-	char host[300];		/* a hostname target, else "" (as long as the argument buffer) */
+	char host[300];		/* a hostname target, else "" */
 	bool has_port;
 };
 
