@@ -27,8 +27,14 @@ B ?= build
 Q = $(if $(V),,@)
 
 SRC_ALL   := $(sort $(wildcard src/*.c))
-# The pure modules: usable without preloading, by the tool and unit tests.
+# Everything but the exported wrappers: what the unit tests link.
 SRC_PURE  := $(filter-out src/interpose.c,$(SRC_ALL))
+# The modules that know they live inside another process (a constructor,
+# dlsym, the engines); the command-line tool links everything else.
+SRC_INPROC := $(addprefix src/,interpose.c init.c real.c guard.c connect.c \
+	wait.c io.c fdtable.c)
+OBJ_CLI   := $(patsubst src/%.c,$(B)/obj/%.o,$(filter-out $(SRC_INPROC),$(SRC_ALL))) \
+	$(B)/obj/default_policy.o
 OBJ_ALL   := $(patsubst src/%.c,$(B)/obj/%.o,$(SRC_ALL)) $(B)/obj/default_policy.o
 OBJ_PURE  := $(patsubst src/%.c,$(B)/obj/%.o,$(SRC_PURE)) $(B)/obj/default_policy.o
 
@@ -72,9 +78,9 @@ $(B)/obj/tools/%.o: tools/%.c
 	$(Q)$(CC) $(CPPFLAGS) -DRS_LIBDIR='"$(LIBDIR)"' $(CFLAGS) \
 		-fvisibility=default -MMD -MP -c -o $@ $<
 
-$(B)/resolute: $(CLI_OBJ) $(OBJ_PURE)
+$(B)/resolute: $(CLI_OBJ) $(OBJ_CLI)
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(OBJ_PURE) $(LDLIBS_CLI)
+	$(Q)$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(OBJ_CLI) $(LDLIBS_CLI)
 
 $(B)/tests/%: tests/unit/%.c $(OBJ_PURE)
 	@mkdir -p $(@D)
