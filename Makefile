@@ -113,7 +113,7 @@ integration: all tests
 	$(Q)scripts/run-tests.sh integration
 
 demo: deps ## show curl surviving a flaky server, with and without resolute
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory all $(B)/itests/peer
 	$(Q)scripts/demo.sh
 
 bench: all ## benchmarks: figures with and without the library, as ratios
