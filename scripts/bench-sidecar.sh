@@ -22,8 +22,9 @@ peer=$!
 i=0
 while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 port=$(cat "$tmp/port")
-hport=$((port + 1))
-[ "$hport" -gt 65000 ] && hport=$((port - 1))
+# The sidecar listens on another loopback address with the same port
+# number, which is free there by construction.
+hport=$port
 cat >"$tmp/haproxy.cfg" <<CFG
 global
 	maxconn 1000
@@ -35,24 +36,24 @@ defaults
 	retries 2
 	option redispatch
 listen sidecar
-	bind 127.0.0.1:$hport
+	bind 127.0.0.5:$hport
 	server peer 127.0.0.1:$port
 CFG
 haproxy -f "$tmp/haproxy.cfg" -db >"$tmp/haproxy.log" 2>&1 &
 hap=$!
 i=0
-until "$RR" 127.0.0.1 "$hport" 1 >/dev/null 2>&1 || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done
+until "$RR" 127.0.0.5 "$hport" 1 >/dev/null 2>&1 || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done
 if [ $i -ge 50 ]; then
 	echo "bench-sidecar: haproxy did not start:"; cat "$tmp/haproxy.log"; exit 1
 fi
 
-run() { "$RR" 127.0.0.1 "$1" "$COUNT"; }
+run() { "$RR" "$1" "$2" "$COUNT"; }
 # Warm up, then one measurement each, interleaved twice to spread noise.
-run "$port" >/dev/null
+run 127.0.0.1 "$port" >/dev/null
 for round in 1 2; do
-	d=$(run "$port")
-	r=$(LD_PRELOAD="$PWD/$B/libresolute.so" run "$port")
-	h=$(run "$hport")
+	d=$(run 127.0.0.1 "$port")
+	r=$(LD_PRELOAD="$PWD/$B/libresolute.so" run 127.0.0.1 "$port")
+	h=$(run 127.0.0.5 "$hport")
 	echo "$round $d | $r | $h"
 done | awk -v n="$COUNT" '
 	{ dp50 += $2; dp90 += $3; dp99 += $4;
