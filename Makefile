@@ -32,7 +32,7 @@ SRC_PURE  := $(filter-out src/interpose.c,$(SRC_ALL))
 # The modules that know they live inside another process (a constructor,
 # dlsym, the engines); the command-line tool links everything else.
 SRC_INPROC := $(addprefix src/,interpose.c init.c real.c guard.c connect.c \
-	wait.c io.c fdtable.c)
+	wait.c epolltrack.c io.c fdtable.c)
 OBJ_CLI   := $(patsubst src/%.c,$(B)/obj/%.o,$(filter-out $(SRC_INPROC),$(SRC_ALL))) \
 	$(B)/obj/default_policy.o
 OBJ_ALL   := $(patsubst src/%.c,$(B)/obj/%.o,$(SRC_ALL)) $(B)/obj/default_policy.o
