@@ -370,8 +370,15 @@ int rs_ept_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 
 bool rs_ept_busy(int epfd)
 {
-	(void)epfd;
-	return __atomic_load_n(&g_active, __ATOMIC_ACQUIRE) != 0;
+	struct inst *i;
+	bool busy;
+
+	if (!__atomic_load_n(&g_active, __ATOMIC_ACQUIRE))
+		return false;
+	pthread_mutex_lock(&g_lock);
+	busy = (i = find_inst(epfd)) && i->active;
+	pthread_mutex_unlock(&g_lock);
+	return busy;
 }
 
 /*
@@ -423,11 +430,12 @@ static uint32_t translate(int epfd, struct epoll_event *e, int64_t now)
 
 /*
  * Rewrites the kernel's n events in place: tagged ones are translated or
- * dropped.  Then reports read/write deadlines that passed without an event.
+ * dropped.  Then, when expire is true (after a wait this call prepared),
+ * reports read/write deadlines that passed without an event.
  * Returns the number of events kept.
  */
 static int collect(int epfd, struct epoll_event *ev, int n, int max,
-    int64_t now)
+    bool expire, int64_t now)
 {
 	int k = 0;
 
@@ -439,7 +447,7 @@ static int collect(int epfd, struct epoll_event *ev, int n, int max,
 			continue;
 		ev[k++] = e;
 	}
-	struct inst *i = find_inst(epfd);
+	struct inst *i = expire ? find_inst(epfd) : NULL;
 
 	for (struct reg *r = i ? i->active : NULL; r && k < max; r = r->anext) {
 		struct rs_fd *f = rs_fd_get(r->fd);
@@ -453,6 +461,22 @@ static int collect(int epfd, struct epoll_event *ev, int n, int max,
 			r->disarmed = true;
 	}
 	return k;
+}
+
+int rs_ept_fixup(int epfd, struct epoll_event *ev, int n)
+{
+	int j;
+
+	if (!__atomic_load_n(&g_nregs, __ATOMIC_ACQUIRE))
+		return n;
+	for (j = 0; j < n && (ev[j].data.u64 & TAG_MASK) != TAG; j++)
+		;
+	if (j == n)
+		return n;
+	pthread_mutex_lock(&g_lock);
+	n = collect(epfd, ev, n, n, false, rs_clock_now_ms());
+	pthread_mutex_unlock(&g_lock);
+	return n;
 }
 
 int rs_ept_wait(int epfd, struct epoll_event *ev, int max, int64_t end_ms,
@@ -476,7 +500,7 @@ int rs_ept_wait(int epfd, struct epoll_event *ev, int max, int64_t end_ms,
 			return syn ? syn : -errno;
 		pthread_mutex_lock(&g_lock);
 		now = rs_clock_now_ms();
-		n = syn + collect(epfd, ev + syn, n, max - syn, now);
+		n = syn + collect(epfd, ev + syn, n, max - syn, true, now);
 		pthread_mutex_unlock(&g_lock);
 		if (n > 0 || now >= end_ms)
 			return n;

@@ -36,6 +36,13 @@ bool rs_ept_busy(int epfd);
 int rs_ept_wait(int epfd, struct epoll_event *ev, int max, int64_t end_ms,
     const sigset_t *mask);
 
+/*
+ * After a plain epoll wait that returned n > 0 events: translates tagged
+ * events that slipped in (another thread started a connect meanwhile) and
+ * drops internal ones.  Returns the new count.
+ */
+int rs_ept_fixup(int epfd, struct epoll_event *ev, int n);
+
 /* fd's connect state changed (a connect() call): re-check its records. */
 void rs_ept_fd_changed(int fd);
 

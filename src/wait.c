@@ -460,28 +460,42 @@ int rs_wait_epoll_wait(int epfd, struct epoll_event *ev, int max,
 	return rs_wait_epoll_pwait(epfd, ev, max, timeout_ms, NULL);
 }
 
+/*
+ * After a plain epoll wait: events of a connect that another thread began
+ * meanwhile are translated or dropped; when nothing is left for the
+ * program, the managed wait takes over for the rest of its time.
+ */
+static int epoll_after(int epfd, struct epoll_event *ev, int max, int r,
+    int64_t end_ms, const sigset_t *mask)
+{
+	if (r <= 0)
+		return r < 0 ? -errno : r;
+	r = rs_ept_fixup(epfd, ev, r);
+	if (r > 0 || rs_clock_now_ms() >= end_ms)
+		return r;
+	return rs_ept_wait(epfd, ev, max, end_ms, mask);
+}
+
 int rs_wait_epoll_pwait(int epfd, struct epoll_event *ev, int max,
     int timeout_ms, const sigset_t *mask)
 {
-	if (!rs_ept_busy(epfd)) {
-		int r = rs_real_epoll_pwait(epfd, ev, max, timeout_ms, mask);
+	int64_t end = timeout_ms < 0 ? RS_NEVER : rs_clock_now_ms() +
+	    timeout_ms;
 
-		return r < 0 ? -errno : r;
-	}
-	return rs_ept_wait(epfd, ev, max, timeout_ms < 0 ? RS_NEVER :
-	    rs_clock_now_ms() + timeout_ms, mask);
+	if (!rs_ept_busy(epfd))
+		return epoll_after(epfd, ev, max, rs_real_epoll_pwait(epfd, ev,
+		    max, timeout_ms, mask), end, mask);
+	return rs_ept_wait(epfd, ev, max, end, mask);
 }
 
 int rs_wait_epoll_pwait2(int epfd, struct epoll_event *ev, int max,
     const struct timespec *tmo, const sigset_t *mask)
 {
-	int64_t end;
+	int64_t end = end_of(tmo, rs_clock_now_ms());
 
-	if (!rs_ept_busy(epfd) || (end = end_of(tmo, rs_clock_now_ms())) < 0) {
-		int r = rs_real_epoll_pwait2(epfd, ev, max, tmo, mask);
-
-		return r < 0 ? -errno : r;
-	}
+	if (end < 0 || !rs_ept_busy(epfd))
+		return epoll_after(epfd, ev, max, rs_real_epoll_pwait2(epfd, ev,
+		    max, tmo, mask), end < 0 ? 0 : end, mask);
 	return rs_ept_wait(epfd, ev, max, end, mask);
 }
 

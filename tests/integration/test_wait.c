@@ -304,6 +304,33 @@ static void test_unreachable(void **state)
 	ctx_stop(&c);
 }
 
+/*
+ * read_timeout 300 ms on a connected socket whose peer never answers: a
+ * wait for input ends after 300 ms with the socket readable (the read
+ * that follows fails with ETIMEDOUT; io.c's part).  pollin and epollin.
+ */
+static void test_read_timeout_wait(void **state)
+{
+	static const char *const pol = "version: 1\n"
+		"defaults:\n"
+		"  read_timeout: 300ms\n";
+	struct ctx c;
+	const char *w = strncmp(api_of(state), "epoll", 5) ? "pollin" :
+	    "epollin";
+	char prefix[32];
+
+	ctx_start(&c, pol, "silent", "0");
+	snprintf(prefix, sizeof(prefix), "%s:2000 ok 1 ", w);
+	char step[32];
+
+	snprintf(step, sizeof(step), "%s:2000", w);
+	char *argv[] = { (char *)t_client(), "127.0.0.1", c.port, "connect",
+		step, NULL };
+	run(&c, argv);
+	assert_window(step_ms(&c.run, prefix), 300, t_slack_ms());
+	ctx_stop(&c);
+}
+
 #define PER_API(fn) { #fn, fn }
 
 static const struct {
@@ -314,6 +341,7 @@ static const struct {
 	PER_API(test_refused_short_waits), PER_API(test_program_timeout),
 	PER_API(test_other_ready), PER_API(test_eintr), PER_API(test_big_fd),
 	PER_API(test_blackhole), PER_API(test_unreachable),
+	PER_API(test_read_timeout_wait),
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 
