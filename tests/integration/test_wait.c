@@ -331,6 +331,27 @@ static void test_read_timeout_wait(void **state)
 	ctx_stop(&c);
 }
 
+/*
+ * EPOLLONESHOT keeps its meaning: one report once connected, none until
+ * the program re-arms the registration with EPOLL_CTL_MOD, then one.
+ */
+static void test_oneshot(void **state)
+{
+	struct ctx c;
+
+	(void)state;
+	ctx_start(&c, pol_retry, "late", "600");
+	mix(&c, "127.0.0.1", "epolloneshot", "connect", "5000");
+	const char *l = line(&c.run, "wait 1 ok sock=0x4 ");
+
+	l = strstr(l, "soerror ok");
+	assert_non_null(l);
+	l = strstr(l, "wait 0 ok sock=0 ");
+	assert_non_null(l);
+	assert_non_null(strstr(l, "wait 1 ok sock=0x4 "));
+	ctx_stop(&c);
+}
+
 #define PER_API(fn) { #fn, fn }
 
 static const struct {
@@ -347,7 +368,7 @@ static const struct {
 
 int main(void)
 {
-	static struct CMUnitTest tests[NCASES * NAPIS];
+	static struct CMUnitTest tests[NCASES * NAPIS + 1];
 	static char names[NCASES * NAPIS][64];
 	size_t n = 0;
 
@@ -359,6 +380,8 @@ int main(void)
 				.test_func = cases[i].fn,
 				.initial_state = (void *)apis[j] };
 		}
+	tests[n++] = (struct CMUnitTest){ .name = "oneshot/epoll",
+		.test_func = test_oneshot };
 	int r = _cmocka_run_group_tests("wait", tests, n, NULL, NULL);
 
 	if (!t_netns())

@@ -4,7 +4,8 @@
  *
  *   wait_mix API ADDR PORT CASE [ARG]
  *
- * API is poll, ppoll, select, pselect, epoll, epollet or epollpwait.  The
+ * API is poll, ppoll, select, pselect, epoll, epollet, epolloneshot or
+ * epollpwait.  The
  * socket is registered with epoll BEFORE connect() (as libuv and others
  * do), with a data word unlike its fd, so that translation is checked.
  * Cases:
@@ -63,6 +64,8 @@ static void ep_add(int fd, uint32_t ev, uint64_t data)
 
 	if (!strcmp(api, "epollet"))
 		e.events |= EPOLLET;
+	if (!strcmp(api, "epolloneshot"))
+		e.events |= EPOLLONESHOT;
 	if (ep < 0)
 		ep = epoll_create1(EPOLL_CLOEXEC);
 	if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &e) < 0) {
@@ -241,5 +244,14 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 50 && wait_once(s, -1, ms) == 0; i++)
 		;
 	soerror(s);
+	if (!strcmp(api, "epolloneshot")) {
+		/* Disarmed until the program re-arms it with MOD. */
+		struct epoll_event e = { .events = EPOLLOUT | EPOLLONESHOT,
+			.data.u64 = SOCK_DATA };
+
+		wait_once(s, -1, 300);
+		epoll_ctl(ep, EPOLL_CTL_MOD, s, &e);
+		wait_once(s, -1, 300);
+	}
 	return 0;
 }
