@@ -216,6 +216,40 @@ static short io_events(uint32_t events)
 }
 
 /*
+ * Steps the pending connect of r's socket e and sets the kernel watching
+ * for it: EPOLLOUT, tagged, during an attempt; nothing during a backoff.
+ * Returns false once the connect has finished.
+ */
+static bool sync_pending(struct reg *r, struct rs_fd *e, int ready,
+    int64_t now, int64_t *next)
+{
+	enum rs_connect_want w = rs_connect_step(r->fd, e, ready, now);
+
+	r->reported = false;
+	if (w == RS_WANT_NOTHING)
+		return false;
+	set_kernel(r, w == RS_WANT_WRITABLE ? KM_TAGGED : KM_ABSENT, EPOLLOUT);
+	activate(r);
+	*next = rs_clock_min(*next, rs_connect_next_ms(e));
+	return true;
+}
+
+/*
+ * Reports the failure of r's connect, once.  The kernel registration
+ * stays away until the next wait, so that this one does not report the
+ * dead socket twice; then a level-triggered one goes on reporting it from
+ * the kernel, as Linux does.  Returns the events for the program.
+ */
+static uint32_t report_failure(struct reg *r)
+{
+	r->reported = true;
+	r->disarmed = r->events & EPOLLONESHOT;
+	set_kernel(r, KM_ABSENT, 0);
+	activate(r);
+	return (r->events & EPOLLOUT) | EPOLLERR | EPOLLHUP;
+}
+
+/*
  * Brings r in line with its socket's state, stepping a pending connect
  * (ready: the kernel reported the attempt).  Returns events to report to
  * the program now (a failure), else 0; lowers *next to the time r next
@@ -227,36 +261,17 @@ static uint32_t sync_reg(struct reg *r, int ready, int64_t now, int64_t *next)
 	enum rs_fd_state st = e ? rs_fd_state(e) : RS_FD_NONE;
 
 	r->expire = r->seen = false;
-	if (st == RS_FD_CONNECTING || st == RS_FD_BACKOFF) {
-		enum rs_connect_want w = rs_connect_step(r->fd, e, ready, now);
-
-		r->reported = false;
-		if (w != RS_WANT_NOTHING) {
-			set_kernel(r, w == RS_WANT_WRITABLE ? KM_TAGGED :
-			    KM_ABSENT, EPOLLOUT);
-			activate(r);
-			*next = rs_clock_min(*next, rs_connect_next_ms(e));
-			return 0;
-		}
-		st = rs_fd_state(e);
-	}
-	if (st == RS_FD_FAILED && !r->reported && e->final_error) {
-		/*
-		 * Reported once by us.  The kernel registration stays away
-		 * until the next wait, so that this one does not report the
-		 * dead socket twice; then a level-triggered one goes on
-		 * reporting it from the kernel, as Linux does.
-		 */
-		r->reported = true;
-		r->disarmed = r->events & EPOLLONESHOT;
-		set_kernel(r, KM_ABSENT, 0);
-		activate(r);
-		return (r->events & EPOLLOUT) | EPOLLERR | EPOLLHUP;
-	}
+	if ((st == RS_FD_CONNECTING || st == RS_FD_BACKOFF) &&
+	    sync_pending(r, e, ready, now, next))
+		return 0;
+	st = e ? rs_fd_state(e) : RS_FD_NONE;
+	if (st == RS_FD_FAILED && !r->reported && e->final_error)
+		return report_failure(r);
 	int64_t dl = st == RS_FD_CONNECTED && io_events(r->events) ?
 	    rs_io_wait_deadline(e, io_events(r->events), now) : RS_NEVER;
 
 	if (dl != RS_NEVER) {
+		/* Tagged, so that a wait knows which fd an event is for. */
 		set_kernel(r, r->disarmed ? KM_ABSENT : KM_TAGGED, r->events);
 		activate(r);
 		r->expire = dl <= now && !r->disarmed;

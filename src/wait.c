@@ -67,7 +67,8 @@ static bool involved(const struct rs_fd *e, short events, int64_t now)
 		return e->final_error != 0;
 	case RS_FD_CONNECTED:
 		events &= POLLIN | POLLOUT;
-		return events && rs_io_wait_deadline(e, events, now) != RS_NEVER;
+		return events &&
+		    rs_io_wait_deadline(e, events, now) != RS_NEVER;
 	default:
 		return false;
 	}
@@ -138,7 +139,8 @@ static void prepare(struct item *it, struct pollfd *p, int64_t now,
 		*zero = true;
 	} else if (st == RS_FD_CONNECTED) {
 		short want = it->events & (POLLIN | POLLOUT);
-		int64_t dl = want ? rs_io_wait_deadline(e, want, now) : RS_NEVER;
+		int64_t dl = want ? rs_io_wait_deadline(e, want, now) :
+		    RS_NEVER;
 
 		if (dl <= now) {
 			it->expire = true;
@@ -182,9 +184,10 @@ static void collect(struct item *it, struct pollfd *p, int64_t now)
 		    (it->events | POLLERR | POLLHUP);
 		return;
 	}
-	if (it->expire && !(got & it->events & (POLLIN | POLLOUT)))
-		got |= rs_io_wait_expired(it->e, it->events & (POLLIN | POLLOUT),
-		    now);
+	short io = it->events & (POLLIN | POLLOUT);
+
+	if (it->expire && !(got & io))
+		got |= rs_io_wait_expired(it->e, io, now);
 	p->revents = got | it->report;
 }
 
@@ -218,7 +221,8 @@ static int poll_loop(struct pwait *w)
 		for (size_t i = 0; i < w->count; i++)
 			prepare(&w->items[i], &w->fds[w->items[i].idx], now,
 			    &next, &zero);
-		int r = real_wait(w, zero ? 0 : rs_clock_remaining_ms(next, now));
+		int r = real_wait(w, zero ? 0 :
+		    rs_clock_remaining_ms(next, now));
 		int err = errno;
 
 		restore(w);
@@ -329,7 +333,7 @@ static size_t sel_scan(int n, const fd_set *r, const fd_set *w,
     const fd_set *x, struct pollfd *fds, bool *any)
 {
 	size_t count = 0;
-	int64_t now = rs_clock_now_ms();
+	int64_t now = 0;
 
 	for (int i = 0; i * (int)ULBITS < n; i++) {
 		unsigned long v = word(r, w, x, i);
@@ -337,16 +341,20 @@ static size_t sel_scan(int n, const fd_set *r, const fd_set *w,
 		for (; v; v &= v - 1) {
 			int fd = i * (int)ULBITS + __builtin_ctzl(v);
 			short ev = (bit(r, fd) ? POLLIN : 0) |
-			    (bit(w, fd) ? POLLOUT : 0) | (bit(x, fd) ? POLLPRI : 0);
+			    (bit(w, fd) ? POLLOUT : 0) |
+			    (bit(x, fd) ? POLLPRI : 0);
 			struct rs_fd *e;
 
 			if (fd >= n)
 				break;
 			if (fds)
 				fds[count] = (struct pollfd){ fd, ev, 0 };
-			if (!*any && (e = rs_fd_get(fd)) && involved(e, ev, now))
-				*any = true;
 			count++;
+			if (*any || !(e = rs_fd_get(fd)))
+				continue;
+			if (!now)
+				now = rs_clock_now_ms();
+			*any = involved(e, ev, now);
 		}
 	}
 	return count;

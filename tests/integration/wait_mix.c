@@ -133,8 +133,10 @@ static int wait_once(int s, int o, int ms)
 		struct pollfd p[2] = { { s, POLLOUT, 0 }, { o, POLLIN, 0 } };
 		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 
-		n = !strcmp(api, "ppoll") ? ppoll(p, o >= 0 ? 2 : 1, &ts, NULL) :
-		    poll(p, o >= 0 ? 2 : 1, ms);
+		nfds_t np = o >= 0 ? 2 : 1;
+
+		n = !strcmp(api, "ppoll") ? ppoll(p, np, &ts, NULL) :
+		    poll(p, np, ms);
 		rs = p[0].revents;
 		ro = o >= 0 ? p[1].revents : 0;
 	}
