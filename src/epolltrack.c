@@ -383,6 +383,11 @@ int rs_ept_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 
 /* ---- epoll_wait ---- */
 
+bool rs_ept_tracking(void)
+{
+	return __atomic_load_n(&g_nregs, __ATOMIC_ACQUIRE) != 0;
+}
+
 bool rs_ept_busy(int epfd)
 {
 	struct inst *i;

@@ -23,6 +23,9 @@
 /* epoll_ctl, recording registrations of unconnected or managed sockets. */
 int rs_ept_ctl(int epfd, int op, int fd, struct epoll_event *ev);
 
+/* Returns whether any registration is recorded (one atomic load). */
+bool rs_ept_tracking(void);
+
 /*
  * Returns whether a wait on epfd must go through rs_ept_wait(); false
  * costs one atomic load when no managed socket needs looking after.

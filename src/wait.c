@@ -471,7 +471,8 @@ int rs_wait_epoll_wait(int epfd, struct epoll_event *ev, int max,
 /*
  * After a plain epoll wait: events of a connect that another thread began
  * meanwhile are translated or dropped; when nothing is left for the
- * program, the managed wait takes over for the rest of its time.
+ * program, the managed wait takes over for the rest of its time (end_ms
+ * is 0 when nothing was recorded before the wait: that race returns 0).
  */
 static int epoll_after(int epfd, struct epoll_event *ev, int max, int r,
     int64_t end_ms, const sigset_t *mask)
@@ -487,8 +488,9 @@ static int epoll_after(int epfd, struct epoll_event *ev, int max, int r,
 int rs_wait_epoll_pwait(int epfd, struct epoll_event *ev, int max,
     int timeout_ms, const sigset_t *mask)
 {
-	int64_t end = timeout_ms < 0 ? RS_NEVER : rs_clock_now_ms() +
-	    timeout_ms;
+	/* The clock is only read when some socket's registration is known. */
+	int64_t end = timeout_ms < 0 ? RS_NEVER : !rs_ept_tracking() ? 0 :
+	    rs_clock_now_ms() + timeout_ms;
 
 	if (!rs_ept_busy(epfd))
 		return epoll_after(epfd, ev, max, rs_real_epoll_pwait(epfd, ev,
@@ -499,7 +501,7 @@ int rs_wait_epoll_pwait(int epfd, struct epoll_event *ev, int max,
 int rs_wait_epoll_pwait2(int epfd, struct epoll_event *ev, int max,
     const struct timespec *tmo, const sigset_t *mask)
 {
-	int64_t end = end_of(tmo, rs_clock_now_ms());
+	int64_t end = !rs_ept_tracking() ? 0 : end_of(tmo, rs_clock_now_ms());
 
 	if (end < 0 || !rs_ept_busy(epfd))
 		return epoll_after(epfd, ev, max, rs_real_epoll_pwait2(epfd, ev,
