@@ -352,6 +352,45 @@ static void test_oneshot(void **state)
 	ctx_stop(&c);
 }
 
+/*
+ * epoll_pwait2 (not in rsclient): refused until 600 ms, then up; refused
+ * forever; the program's 200 ms timeout inside a 2 s backoff.
+ */
+static void test_pwait2(void **state)
+{
+	struct ctx c;
+	long long ms;
+
+	(void)state;
+	ctx_start(&c, pol_retry, "late", "600");
+	mix(&c, "127.0.0.1", "epollpwait2", "connect", "5000");
+	const char *l = line(&c.run, "wait 1 ok sock=0x4 ");
+
+	assert_int_equal(sscanf(strstr(l, "ms="), "ms=%lld", &ms), 1);
+	assert_window(ms, 600, 100 + t_slack_ms());
+	line(&c.run, "soerror ok");
+	ctx_stop(&c);
+	ctx_start(&c, pol_refused, "late", "60000");
+	mix(&c, "127.0.0.1", "epollpwait2", "connect", "5000");
+	l = line(&c.run, "wait 1 ok sock=0x1c ");
+	assert_int_equal(sscanf(strstr(l, "ms="), "ms=%lld", &ms), 1);
+	assert_window(ms, 700, t_slack_ms());
+	line(&c.run, "soerror ECONNREFUSED");
+	ctx_stop(&c);
+	ctx_start(&c, pol_long, "late", "60000");
+	mix(&c, "127.0.0.1", "epollpwait2", "eintr", "250");
+	l = line(&c.run, "wait -1 EINTR sock=0 other=0 ms=");
+	assert_int_equal(sscanf(strstr(l, "ms="), "ms=%lld", &ms), 1);
+	assert_window(ms, 250, t_slack_ms());
+	ctx_stop(&c);
+	ctx_start(&c, pol_long, "late", "60000");
+	mix(&c, "127.0.0.1", "epollpwait2", "other", "300");
+	l = line(&c.run, "wait 1 ok sock=0 other=0x1 ms=");
+	assert_int_equal(sscanf(strstr(l, "ms="), "ms=%lld", &ms), 1);
+	assert_window(ms, 300, t_slack_ms());
+	ctx_stop(&c);
+}
+
 #define PER_API(fn) { #fn, fn }
 
 static const struct {
@@ -368,7 +407,7 @@ static const struct {
 
 int main(void)
 {
-	static struct CMUnitTest tests[NCASES * NAPIS + 1];
+	static struct CMUnitTest tests[NCASES * NAPIS + 2];
 	static char names[NCASES * NAPIS][64];
 	size_t n = 0;
 
@@ -382,6 +421,8 @@ int main(void)
 		}
 	tests[n++] = (struct CMUnitTest){ .name = "oneshot/epoll",
 		.test_func = test_oneshot };
+	tests[n++] = (struct CMUnitTest){ .name = "pwait2/epoll",
+		.test_func = test_pwait2 };
 	int r = _cmocka_run_group_tests("wait", tests, n, NULL, NULL);
 
 	if (!t_netns())

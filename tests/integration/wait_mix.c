@@ -4,8 +4,8 @@
  *
  *   wait_mix API ADDR PORT CASE [ARG]
  *
- * API is poll, ppoll, select, pselect, epoll, epollet, epolloneshot or
- * epollpwait.  The
+ * API is poll, ppoll, select, pselect, epoll, epollet, epolloneshot,
+ * epollpwait or epollpwait2.  The
  * socket is registered with epoll BEFORE connect() (as libuv and others
  * do), with a data word unlike its fd, so that translation is checked.
  * Cases:
@@ -77,8 +77,10 @@ static void ep_add(int fd, uint32_t ev, uint64_t data)
 static int wait_epoll(short *rs, short *ro, int ms)
 {
 	struct epoll_event out[4];
-	int n = !strcmp(api, "epollpwait") ?
-	    epoll_pwait(ep, out, 4, ms, NULL) : epoll_wait(ep, out, 4, ms);
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	int n = !strcmp(api, "epollpwait") ? epoll_pwait(ep, out, 4, ms, NULL) :
+	    !strcmp(api, "epollpwait2") ? epoll_pwait2(ep, out, 4, &ts, NULL) :
+	    epoll_wait(ep, out, 4, ms);
 
 	for (int i = 0; i < n; i++) {
 		if (out[i].data.u64 == SOCK_DATA)
