@@ -2,14 +2,14 @@
  * many_connect.c - many non-blocking connects in one epoll loop, run under
  * the library by test_wait_many.
  *
- *   many_connect PORT N DROPPED [et]
+ *   many_connect PORT N DROPPED [lt|et|poll]
  *
  * Opens N non-blocking sockets: DROPPED of them connect to 127.0.0.2 (SYNs
  * dropped in the test namespace), the rest to 127.0.0.1:PORT.  Every other
  * socket is registered with epoll before connect(), the rest after.  One
  * epoll_wait loop (level-triggered, or edge-triggered with "et") runs
  * until every socket is reported, or 20 s pass, and reads SO_ERROR for
- * each.  Prints:
+ * each.  With "poll", one poll() over all of them does instead.  Prints:
  *   ok COUNT max_ms=MS
  *   ERRNAME COUNT min_ms=MS max_ms=MS     (one line per error)
  *   waits COUNT                           (epoll_wait calls)
@@ -17,6 +17,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,12 +85,48 @@ static int open_one(int ep, int i, int port, int dropped, uint32_t flags)
 	return fd;
 }
 
+/* Reads SO_ERROR of a reported socket into the tallies and closes it. */
+static void done(int fd, struct tally *t, long long start)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+	add(&t[err < MAXERR ? err : 0], now_ms() - start);
+	close(fd);
+}
+
+/* The poll() loop: finished sockets leave the set (fd -1). */
+static long long poll_loop(struct pollfd *p, int n, struct tally *t,
+    long long start)
+{
+	long long waits = 0;
+	int left = n;
+
+	while (left > 0 && now_ms() - start < 20000) {
+		int k = poll(p, (nfds_t)n, 1000);
+
+		waits++;
+		for (int j = 0; j < n && k > 0; j++) {
+			if (p[j].fd < 0 || !p[j].revents)
+				continue;
+			done(p[j].fd, t, start);
+			p[j].fd = -1;
+			left--;
+		}
+	}
+	printf("left %d\n", left);
+	return waits;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 4)
 		return 2;
 	int port = atoi(argv[1]), n = atoi(argv[2]), dropped = atoi(argv[3]);
 	uint32_t flags = argc > 4 && !strcmp(argv[4], "et") ? EPOLLET : 0;
+	int use_poll = argc > 4 && !strcmp(argv[4], "poll");
+	struct pollfd *p = calloc((size_t)n, sizeof(*p));
 	struct rlimit rl = { (rlim_t)n + 64, (rlim_t)n + 64 };
 	static struct tally t[MAXERR];
 	struct epoll_event ev[256];
@@ -100,24 +137,24 @@ int main(int argc, char **argv)
 		perror("setrlimit");
 	start = now_ms();
 	for (int i = 0; i < n; i++)
-		open_one(ep, i, port, dropped, flags);
-	while (left > 0 && now_ms() - start < 20000) {
+		p[i] = (struct pollfd){ open_one(ep, i, port, dropped, flags),
+			POLLOUT, 0 };
+	if (use_poll)
+		waits = poll_loop(p, n, t, start);
+	while (!use_poll && left > 0 && now_ms() - start < 20000) {
 		int k = epoll_wait(ep, ev, 256, 1000);
 
 		waits++;
 		for (int j = 0; j < k; j++) {
-			int fd = (int)(ev[j].data.u64 & 0xffffffff), err = 0;
-			socklen_t len = sizeof(err);
+			int fd = (int)(ev[j].data.u64 & 0xffffffff);
 
 			if ((ev[j].data.u64 >> 32) != 0xabc) {
 				fprintf(stderr, "bad data %llx\n",
 				    (unsigned long long)ev[j].data.u64);
 				return 2;
 			}
-			getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
-			add(&t[err < MAXERR ? err : 0], now_ms() - start);
 			epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
-			close(fd);
+			done(fd, t, start);
 			left--;
 		}
 	}
@@ -127,6 +164,8 @@ int main(int argc, char **argv)
 			printf("%s %d min_ms=%lld max_ms=%lld\n",
 			    strerrorname_np(e), t[e].count, t[e].min_ms,
 			    t[e].max_ms);
-	printf("left %d\nwaits %lld\n", left, waits);
+	if (!use_poll)
+		printf("left %d\n", left);
+	printf("waits %lld\n", waits);
 	return 0;
 }

@@ -6,7 +6,8 @@
  * test namespace only) and must fail with ETIMEDOUT after 500 + 100 + 500
  * ms; the others reach an http peer with a deep accept queue and must all
  * succeed promptly.  The loop must not spin on sockets in backoff: the
- * number of epoll_wait calls stays small.  Level- and edge-triggered.
+ * number of waits stays small.  epoll level- and edge-triggered, and one
+ * poll() over all the sockets.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -102,11 +103,18 @@ static void test_many_edge(void **state)
 	many("et");
 }
 
+static void test_many_poll(void **state)
+{
+	(void)state;
+	many("poll");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_many_level),
 		cmocka_unit_test(test_many_edge),
+		cmocka_unit_test(test_many_poll),
 	};
 	struct rlimit rl;
 
