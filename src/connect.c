@@ -223,6 +223,31 @@ static void after_failure(int fd, struct rs_fd *e, int err, int64_t now)
 	rs_fd_set_state(e, RS_FD_BACKOFF);
 }
 
+/*
+ * Ends the logical connect with ETIMEDOUT because the budget or the process
+ * deadline has passed before the next attempt could start: a SYN sent now
+ * could only be abandoned (on loopback it would even complete a handshake
+ * the server then sees reset), so none is sent.
+ */
+static void out_of_time(struct rs_fd *e, int64_t now)
+{
+	char addr[128], dest[RS_HOST_MAX + 160];
+
+	if (rs_log_enabled(RS_LOG_WARN)) {
+		format_dest(e, addr, sizeof(addr), dest, sizeof(dest));
+		struct rs_log_fields f = {
+			.event = "deadline", .host = e->host[0] ? e->host : NULL,
+			.addr = addr, .attempt = (int)e->attempt + 1,
+			.attempts = (int)e->settings->attempts,
+			.error = describe(ETIMEDOUT), .wait_ms = -1,
+		};
+		rs_log(RS_LOG_WARN, &f, "connect %s: no time left for "
+		    "attempt %u/%u", dest, e->attempt + 1,
+		    e->settings->attempts);
+	}
+	finish(e, ETIMEDOUT, now);
+}
+
 /* Starts attempt e->attempt + 1 on a socket that is non-blocking now. */
 static void start_attempt(int fd, struct rs_fd *e, int64_t now)
 {
@@ -265,7 +290,10 @@ enum rs_connect_want rs_connect_step(int fd, struct rs_fd *e, int ready,
 		enum rs_fd_state st = rs_fd_state(e);
 
 		if (st == RS_FD_BACKOFF && now >= e->retry_at_ms) {
-			start_attempt(fd, e, now);
+			if (now >= e->deadline_ms)
+				out_of_time(e, now);
+			else
+				start_attempt(fd, e, now);
 			ready = 0;
 			continue;
 		}

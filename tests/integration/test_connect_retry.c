@@ -335,6 +335,45 @@ static void test_eintr_backoff(void **state)
 	ct_policy_free(pol);
 }
 
+/*
+ * Regression: with RESOLUTE_DEADLINE already past, no attempt may start
+ * (SPEC 5: no attempt starts that would end after the process deadline).
+ * The engine used to send a SYN anyway and then report "attempt 1 failed:
+ * timed out"; on loopback that SYN even completes a handshake, which the
+ * listener below would find in its accept queue.
+ */
+static void test_deadline_passed(void **state)
+{
+	struct t_run r;
+	char res[64], env0[64];
+	struct sockaddr_in in = { .sin_family = AF_INET };
+	socklen_t len = sizeof(in);
+	char *pol = ct_policy(POLICY_HEAD "  attempts: 3\n");
+	const char *env[] = { env0, NULL };
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+
+	(void)state;
+	in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(l, (struct sockaddr *)&in, sizeof(in)), 0);
+	assert_int_equal(listen(l, 8), 0);
+	getsockname(l, (struct sockaddr *)&in, &len);
+	snprintf(env0, sizeof(env0), "RESOLUTE_DEADLINE=%lld",
+	    ct_epoch_ms() - 1000);
+	ct_client(&r, pol, env, "127.0.0.1", port_str(ntohs(in.sin_port)),
+	    "connect", NULL);
+	long long ms = ct_step(r.out, "connect", res, sizeof(res));
+
+	CT_CHECK(&r, strcmp(res, "ETIMEDOUT") == 0);
+	CT_WINDOW(&r, ms, 0, t_slack_ms());
+	CT_CHECK(&r, ct_count(r.out, "\"event\":\"deadline\"") == 1);
+	CT_CHECK(&r, ct_count(r.out, "failed") == 0);
+	int c = accept(l, NULL, NULL);
+
+	CT_CHECK(&r, c < 0 && errno == EAGAIN);
+	close(l);
+	ct_policy_free(pol);
+}
+
 /* RESOLUTE_DISABLE=1: one real connect, nothing logged. */
 static void test_disable(void **state)
 {
@@ -435,6 +474,7 @@ int main(void)
 		cmocka_unit_test(test_unix_late),
 		cmocka_unit_test(test_reset_on_accept),
 		cmocka_unit_test(test_eintr_backoff),
+		cmocka_unit_test(test_deadline_passed),
 		cmocka_unit_test(test_disable),
 		cmocka_unit_test(test_invalid_policy),
 		cmocka_unit_test(test_strict),
