@@ -17,7 +17,9 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/time.h>
 #include <sys/un.h>
 
 #include "budget.h"
@@ -374,14 +376,42 @@ static int wait_blocking(int fd, struct rs_fd *e)
 }
 
 /*
+ * Returns whether a blocking connect interrupted by a signal goes on, as
+ * the kernel's does: Linux restarts connect() when the handler has
+ * SA_RESTART and the socket has no SO_SNDTIMEO (signal(7)), and programs
+ * relying on that never expect EINTR.  Which signal interrupted our poll is
+ * unknown (only a handler can: default actions either kill or restart the
+ * poll), so the wait goes on only when every installed handler has
+ * SA_RESTART.  Costs 64 sigaction queries, on EINTR only.
+ */
+static bool restartable(int fd)
+{
+	struct timeval tv = { 0, 0 };
+	socklen_t len = sizeof(tv);
+	struct sigaction sa;
+
+	if (rs_real_getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &len) < 0 ||
+	    tv.tv_sec || tv.tv_usec)
+		return false;
+	for (int sig = 1; sig < NSIG; sig++) {
+		if (sigaction(sig, NULL, &sa) < 0 || sa.sa_handler == SIG_DFL ||
+		    sa.sa_handler == SIG_IGN)
+			continue;
+		if (!(sa.sa_flags & SA_RESTART))
+			return false;
+	}
+	return true;
+}
+
+/*
  * Runs a blocking logical connect to its end on a socket made non-blocking
- * for the duration.  A signal ends the call with EINTR, as the kernel does
- * for sockets with a timeout; the state is kept so that the next connect()
- * resumes the same logical connect.
+ * for the duration.  A signal whose handler lacks SA_RESTART ends the call
+ * with EINTR, as the kernel's connect does; the state is kept so that the
+ * next connect() resumes the same logical connect.
  */
 static int run_blocking(int fd, struct rs_fd *e, int flags)
 {
-	int ret, ready = 0;
+	int ret, ready = 0, save = errno;
 
 	rs_real_fcntl(fd, F_SETFL, (uintptr_t)(flags | O_NONBLOCK));
 	for (;;) {
@@ -393,6 +423,11 @@ static int run_blocking(int fd, struct rs_fd *e, int flags)
 			break;
 		}
 		ready = wait_blocking(fd, e);
+		if (ready == -EINTR && restartable(fd)) {
+			errno = save;
+			ready = 0;
+			continue;
+		}
 		if (ready < 0) {
 			ret = ready;
 			e->blocking_interrupted = true;

@@ -1,9 +1,10 @@
 /*
  * eintr_client.c - blocking connects interrupted by a signal.
  *
- *   eintr_client ADDR PORT ALARM_MS CONNECTS
+ *   eintr_client ADDR PORT ALARM_MS CONNECTS [restart]
  *
- * Installs a SIGALRM handler WITHOUT SA_RESTART, arms one alarm ALARM_MS
+ * Installs a SIGALRM handler WITHOUT SA_RESTART (with it when "restart" is
+ * given, when the kernel would restart connect()), arms one alarm ALARM_MS
  * after start (none when 0), then calls connect() on one blocking TCP socket
  * up to CONNECTS times, stopping at the first result other than EINTR (with
  * ALARM_MS 0: at the first success).  Prints one line per
@@ -45,8 +46,9 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_alarm };
 	struct itimerval it = { { 0, 0 }, { 0, 0 } };
 
-	if (argc != 5) {
-		fprintf(stderr, "usage: eintr_client ADDR PORT ALARM_MS N\n");
+	if (argc != 5 && !(argc == 6 && strcmp(argv[5], "restart") == 0)) {
+		fprintf(stderr, "usage: eintr_client ADDR PORT ALARM_MS N "
+		    "[restart]\n");
 		return 2;
 	}
 	int alarm_ms = atoi(argv[3]), connects = atoi(argv[4]);
@@ -54,7 +56,8 @@ int main(int argc, char **argv)
 	in.sin_port = htons((uint16_t)atoi(argv[2]));
 	inet_pton(AF_INET, argv[1], &in.sin_addr);
 	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = 0;	/* no SA_RESTART: connect must see EINTR */
+	/* Without SA_RESTART connect() must see EINTR; with it, not. */
+	sa.sa_flags = argc == 6 ? SA_RESTART : 0;
 	sigaction(SIGALRM, &sa, NULL);
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	long long start = now_ms();

@@ -336,6 +336,39 @@ static void test_eintr_backoff(void **state)
 }
 
 /*
+ * Regression: a handler WITH SA_RESTART must not make connect() fail with
+ * EINTR, since the kernel restarts an interrupted blocking connect then
+ * (signal(7); the socket has no SO_SNDTIMEO).  Programs that rely on it do
+ * not retry connect on EINTR.  The engine used to return EINTR whatever
+ * the handler's flags.
+ */
+static void test_eintr_sa_restart(void **state)
+{
+	struct t_run r;
+	char res[64], exe[4096];
+	int hold, port = ct_closed_port(&hold);
+	char *pol = ct_policy(POLICY_HEAD "  attempts: 3\n  backoff: "
+	    "{base: 400ms, cap: 5s, multiplier: 2, jitter: none}\n");
+	const char *envv[] = { "RESOLUTE_LOG=info", "RESOLUTE_LOG_FORMAT=json",
+		NULL };
+
+	(void)state;
+	snprintf(exe, sizeof(exe), "%s/itests/eintr_client", t_build());
+	char *argv[] = { exe, "127.0.0.1", (char *)port_str(port), "300", "1",
+		"restart", NULL };
+
+	assert_int_equal(t_run(&r, pol, envv, argv), 0);
+	long long ms = ct_step(r.out, "connect1", res, sizeof(res));
+
+	CT_CHECK(&r, strcmp(res, "ECONNREFUSED") == 0);
+	CT_WINDOW(&r, ms, 1200, 1200 + ct_slack_ms());
+	CT_CHECK(&r, strstr(r.out, "alarms 1") != NULL);
+	CT_CHECK(&r, ct_count(r.out, "\"event\":\"retry\"") == 2);
+	close(hold);
+	ct_policy_free(pol);
+}
+
+/*
  * Regression: with RESOLUTE_DEADLINE already past, no attempt may start
  * (SPEC 5: no attempt starts that would end after the process deadline).
  * The engine used to send a SYN anyway and then report "attempt 1 failed:
@@ -474,6 +507,7 @@ int main(void)
 		cmocka_unit_test(test_unix_late),
 		cmocka_unit_test(test_reset_on_accept),
 		cmocka_unit_test(test_eintr_backoff),
+		cmocka_unit_test(test_eintr_sa_restart),
 		cmocka_unit_test(test_deadline_passed),
 		cmocka_unit_test(test_disable),
 		cmocka_unit_test(test_invalid_policy),
