@@ -356,13 +356,15 @@ int rs_connect_take_error(struct rs_fd *e)
 }
 
 /*
- * Waits, for a blocking connect, until the pending connect needs a step.
- * Returns 1 when the socket was reported, 0 on time, -EINTR on a signal.
+ * Waits, for a blocking connect, until the pending connect needs a step or
+ * until (the program's own timeout).  Returns 1 when the socket was
+ * reported, 0 on time, -EINTR on a signal.
  */
-static int wait_blocking(int fd, struct rs_fd *e)
+static int wait_blocking(int fd, struct rs_fd *e, int64_t until)
 {
 	int64_t now = rs_clock_now_ms();
-	int tmo = rs_clock_remaining_ms(rs_connect_next_ms(e), now);
+	int tmo = rs_clock_remaining_ms(rs_clock_min(rs_connect_next_ms(e),
+	    until), now);
 	struct pollfd p = { .fd = fd, .events = POLLOUT };
 	int n;
 
@@ -376,23 +378,34 @@ static int wait_blocking(int fd, struct rs_fd *e)
 }
 
 /*
- * Returns whether a blocking connect interrupted by a signal goes on, as
- * the kernel's does: Linux restarts connect() when the handler has
- * SA_RESTART and the socket has no SO_SNDTIMEO (signal(7)), and programs
- * relying on that never expect EINTR.  Which signal interrupted our poll is
- * unknown (only a handler can: default actions either kill or restart the
- * poll), so the wait goes on only when every installed handler has
- * SA_RESTART.  Costs 64 sigaction queries, on EINTR only.
+ * Returns when the program's own connect timeout ends: SO_SNDTIMEO, after
+ * which the kernel's blocking connect fails with EINPROGRESS and goes on in
+ * the background; RS_NEVER when none is set.
  */
-static bool restartable(int fd)
+static int64_t program_deadline(int fd)
 {
 	struct timeval tv = { 0, 0 };
 	socklen_t len = sizeof(tv);
-	struct sigaction sa;
 
 	if (rs_real_getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &len) < 0 ||
-	    tv.tv_sec || tv.tv_usec)
-		return false;
+	    (tv.tv_sec == 0 && tv.tv_usec == 0))
+		return RS_NEVER;
+	return rs_clock_now_ms() + (int64_t)tv.tv_sec * 1000 +
+	    (tv.tv_usec + 999) / 1000;
+}
+
+/*
+ * Returns whether every installed signal handler has SA_RESTART.  Linux
+ * restarts an interrupted blocking connect() when the handler has
+ * SA_RESTART and the socket has no SO_SNDTIMEO (signal(7)), and programs
+ * relying on that never expect EINTR.  Which signal interrupted our poll
+ * is unknown (only a handler can: default actions either kill or let the
+ * poll restart), hence all of them.  64 sigaction queries, on EINTR only.
+ */
+static bool handlers_restart(void)
+{
+	struct sigaction sa;
+
 	for (int sig = 1; sig < NSIG; sig++) {
 		if (sigaction(sig, NULL, &sa) < 0 || sa.sa_handler == SIG_DFL ||
 		    sa.sa_handler == SIG_IGN)
@@ -404,38 +417,41 @@ static bool restartable(int fd)
 }
 
 /*
- * Runs a blocking logical connect to its end on a socket made non-blocking
- * for the duration.  A signal whose handler lacks SA_RESTART ends the call
- * with EINTR, as the kernel's connect does; the state is kept so that the
- * next connect() resumes the same logical connect.
+ * Runs a blocking logical connect on a socket made non-blocking for the
+ * duration, to its end or, as the kernel's connect, until a signal whose
+ * handler lacks SA_RESTART (EINTR) or the program's SO_SNDTIMEO
+ * (EINPROGRESS).  Then the state is kept: a later connect() resumes the
+ * same logical connect, or the program's waits drive it.
  */
 static int run_blocking(int fd, struct rs_fd *e, int flags)
 {
 	int ret, ready = 0, save = errno;
+	int64_t until = program_deadline(fd);
 
 	rs_real_fcntl(fd, F_SETFL, (uintptr_t)(flags | O_NONBLOCK));
 	for (;;) {
-		if (rs_connect_step(fd, e, ready, rs_clock_now_ms()) ==
-		    RS_WANT_NOTHING) {
+		int64_t now = rs_clock_now_ms();
+
+		if (rs_connect_step(fd, e, ready, now) == RS_WANT_NOTHING) {
 			ret = rs_fd_state(e) == RS_FD_CONNECTED ? 0 :
 			    -e->final_error;
-			e->blocking_interrupted = false;
 			break;
 		}
-		ready = wait_blocking(fd, e);
-		if (ready == -EINTR && restartable(fd)) {
-			errno = save;
+		ret = -EINPROGRESS;
+		if (now >= until)
+			break;
+		ready = wait_blocking(fd, e, until);
+		if (ready == -EINTR && until == RS_NEVER && handlers_restart()) {
+			errno = save;	/* the kernel would restart: go on */
 			ready = 0;
-			continue;
-		}
-		if (ready < 0) {
+		} else if (ready < 0) {
 			ret = ready;
-			e->blocking_interrupted = true;
 			break;
 		}
 	}
+	e->blocking_interrupted = ret == -EINTR || ret == -EINPROGRESS;
 	rs_real_fcntl(fd, F_SETFL, (uintptr_t)flags);
-	if (ret != 0 && ret != -EINTR)
+	if (ret != 0 && !e->blocking_interrupted)
 		rs_fd_forget(fd);
 	return ret;
 }

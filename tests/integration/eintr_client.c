@@ -1,10 +1,11 @@
 /*
  * eintr_client.c - blocking connects interrupted by a signal.
  *
- *   eintr_client ADDR PORT ALARM_MS CONNECTS [restart]
+ *   eintr_client ADDR PORT ALARM_MS CONNECTS [restart|sndtimeo:MS]
  *
  * Installs a SIGALRM handler WITHOUT SA_RESTART (with it when "restart" is
- * given, when the kernel would restart connect()), arms one alarm ALARM_MS
+ * given, when the kernel would restart connect()); "sndtimeo:MS" sets
+ * SO_SNDTIMEO, the program's own connect timeout.  Arms one alarm ALARM_MS
  * after start (none when 0), then calls connect() on one blocking TCP socket
  * up to CONNECTS times, stopping at the first result other than EINTR (with
  * ALARM_MS 0: at the first success).  Prints one line per
@@ -46,9 +47,12 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_alarm };
 	struct itimerval it = { { 0, 0 }, { 0, 0 } };
 
-	if (argc != 5 && !(argc == 6 && strcmp(argv[5], "restart") == 0)) {
+	const char *opt = argc == 6 ? argv[5] : "";
+
+	if (argc != 5 && !(argc == 6 && (strcmp(opt, "restart") == 0 ||
+	    strncmp(opt, "sndtimeo:", 9) == 0))) {
 		fprintf(stderr, "usage: eintr_client ADDR PORT ALARM_MS N "
-		    "[restart]\n");
+		    "[restart|sndtimeo:MS]\n");
 		return 2;
 	}
 	int alarm_ms = atoi(argv[3]), connects = atoi(argv[4]);
@@ -57,9 +61,16 @@ int main(int argc, char **argv)
 	inet_pton(AF_INET, argv[1], &in.sin_addr);
 	sigemptyset(&sa.sa_mask);
 	/* Without SA_RESTART connect() must see EINTR; with it, not. */
-	sa.sa_flags = argc == 6 ? SA_RESTART : 0;
+	sa.sa_flags = strcmp(opt, "restart") == 0 ? SA_RESTART : 0;
 	sigaction(SIGALRM, &sa, NULL);
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (strncmp(opt, "sndtimeo:", 9) == 0) {
+		int ms = atoi(opt + 9);
+		struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	}
 	long long start = now_ms();
 
 	it.it_value.tv_sec = alarm_ms / 1000;

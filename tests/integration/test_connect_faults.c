@@ -194,6 +194,38 @@ static void test_eintr_dropped_syn(void **state)
 	ct_policy_free(pol);
 }
 
+/*
+ * Regression: the program's own connect timeout (SO_SNDTIMEO, after which
+ * a blocking connect fails with EINPROGRESS) is honoured.  The engine used
+ * to run its whole schedule (here 1200 ms) regardless; now connect()
+ * returns EINPROGRESS at 400 ms as the kernel's would, the logical connect
+ * going on in the background for the program's waits to drive.
+ */
+static void test_sndtimeo_honoured(void **state)
+{
+	struct t_run r;
+	char res[64], exe[4096];
+	char *pol = ct_policy(POLICY_HEAD "  connect_timeout: 300ms\n"
+	    "  attempts: 3\n  connect_budget: 10s\n  backoff: {base: 100ms, "
+	    "cap: 5s, multiplier: 2, jitter: none}\n");
+	const char *envv[] = { "RESOLUTE_LOG=info", "RESOLUTE_LOG_FORMAT=json",
+		NULL };
+
+	(void)state;
+	snprintf(exe, sizeof(exe), "%s/itests/eintr_client", t_build());
+	char *argv[] = { exe, T_BLACKHOLE, "80", "0", "1", "sndtimeo:400",
+		NULL };
+
+	assert_int_equal(t_run(&r, pol, envv, argv), 0);
+	long long first = ct_step(r.out, "connect1", res, sizeof(res));
+
+	CT_CHECK(&r, strcmp(res, "EINPROGRESS") == 0);
+	CT_WINDOW(&r, first, 400, 400 + t_slack_ms());
+	print_message("SO_SNDTIMEO 400 ms: connect returned EINPROGRESS after "
+	    "%lld ms\n", first);
+	ct_policy_free(pol);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +236,7 @@ int main(void)
 		cmocka_unit_test(test_unreachable_retried),
 		cmocka_unit_test(test_unreachable_not_retried),
 		cmocka_unit_test(test_eintr_dropped_syn),
+		cmocka_unit_test(test_sndtimeo_honoured),
 	};
 
 	if (!t_netns()) {
