@@ -73,6 +73,44 @@ static void test_refused_no_jitter(void **state)
 }
 
 /*
+ * IPv6 is managed alike: [::1] refused, retried with the same schedule,
+ * and logged with a bracketed address.  Skipped (passes) without ::1.
+ */
+static void test_refused_ipv6(void **state)
+{
+	struct t_run r;
+	struct sockaddr_in6 in6 = { .sin6_family = AF_INET6,
+		.sin6_addr = IN6ADDR_LOOPBACK_INIT };
+	socklen_t len = sizeof(in6);
+	char res[64], want[64];
+	int hold = socket(AF_INET6, SOCK_STREAM, 0);
+	char *pol = ct_policy(POLICY_HEAD "  attempts: 3\n  backoff: "
+	    "{base: 50ms, cap: 5s, multiplier: 2, jitter: none}\n");
+	static const long long w[] = { 50, 100 };
+
+	(void)state;
+	if (bind(hold, (struct sockaddr *)&in6, sizeof(in6)) < 0) {
+		print_message("no ::1 here: IPv6 case not run\n");
+		close(hold);
+		ct_policy_free(pol);
+		return;
+	}
+	getsockname(hold, (struct sockaddr *)&in6, &len);
+	ct_client(&r, pol, NULL, "::1", port_str(ntohs(in6.sin6_port)),
+	    "connect", NULL);
+	long long ms = ct_step(r.out, "connect", res, sizeof(res));
+
+	CT_CHECK(&r, strcmp(res, "ECONNREFUSED") == 0);
+	CT_CHECK(&r, ct_check_waits(&r, 2, w, w) == 150);
+	snprintf(want, sizeof(want), "\"addr\":\"[::1]:%d\"",
+	    ntohs(in6.sin6_port));
+	CT_CHECK(&r, ct_count(r.out, want) == 3);
+	CT_WINDOW(&r, ms, 150, 150 + ct_slack_ms());
+	close(hold);
+	ct_policy_free(pol);
+}
+
+/*
  * A listener that appears after 0.8 s: the program's one connect succeeds
  * after some retries and the exchange goes on as usual.  The same peer
  * refuses a client without the library at first.
@@ -133,6 +171,16 @@ static void test_hostname_rule(void **state)
 	CT_CHECK(&r, ct_count(r.out, "\"attempt\":1,\"attempts\":1") == 1);
 	CT_CHECK(&r, ct_count(r.out, "\"host\":\"localhost\"") == 1);
 	CT_CHECK(&r, strstr(r.out, "connect localhost:") != NULL);
+
+	/* The text form names the host, then the address (SPEC 7). */
+	const char *text[] = { "RESOLUTE_LOG_FORMAT=text", NULL };
+	char want[160];
+
+	snprintf(want, sizeof(want), "]: info: connect localhost:%d "
+	    "(127.0.0.1) attempt 1/1 failed: connection refused\n", port);
+	ct_client(&r, pol, text, "127.0.0.1", port_str(port),
+	    "resolve:localhost", "connect", NULL);
+	CT_CHECK(&r, strstr(r.out, want) != NULL);
 
 	ct_client(&r, pol, NULL, "127.0.0.1", port_str(port), "connect", NULL);
 	CT_CHECK(&r, ct_step(r.out, "connect", res, sizeof(res)) >= 0);
@@ -477,6 +525,12 @@ static void test_strict(void **state)
 	CT_CHECK(&r, r.status == 78);
 	CT_CHECK(&r, ct_count(r.out, where) == 1);
 	ct_policy_free(pol);
+	/* A valid policy in strict mode: the program runs as usual. */
+	pol = ct_policy(POLICY_HEAD "  attempts: 2\n");
+	assert_int_equal(t_run(&r, pol, env, argv), 0);
+	CT_CHECK(&r, r.status == 0);
+	CT_CHECK(&r, r.out[0] == '\0');
+	ct_policy_free(pol);
 }
 
 /* Lazy start-up: a program that never connects never parses the policy. */
@@ -498,6 +552,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refused_equal_jitter),
 		cmocka_unit_test(test_refused_no_jitter),
+		cmocka_unit_test(test_refused_ipv6),
 		cmocka_unit_test(test_late_listener),
 		cmocka_unit_test(test_hostname_rule),
 		cmocka_unit_test(test_passthrough),
