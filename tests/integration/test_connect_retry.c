@@ -72,6 +72,61 @@ static void test_refused_no_jitter(void **state)
 	ct_policy_free(pol);
 }
 
+/* Full jitter: waits U(0, v) with v = 100, 200, 400 ms. */
+static void test_refused_full_jitter(void **state)
+{
+	struct t_run r;
+	char res[64];
+	int hold, port = ct_closed_port(&hold);
+	char *pol = ct_policy(POLICY_HEAD "  attempts: 4\n  backoff: "
+	    "{base: 100ms, cap: 5s, multiplier: 2, jitter: full}\n");
+	static const long long lo[] = { 0, 0, 0 }, hi[] = { 100, 200, 400 };
+
+	(void)state;
+	ct_client(&r, pol, NULL, "127.0.0.1", port_str(port), "connect", NULL);
+	long long ms = ct_step(r.out, "connect", res, sizeof(res));
+	long long sum = ct_check_waits(&r, 3, lo, hi);
+
+	CT_CHECK(&r, strcmp(res, "ECONNREFUSED") == 0);
+	CT_WINDOW(&r, ms, sum, sum + ct_slack_ms());
+	close(hold);
+	ct_policy_free(pol);
+}
+
+/*
+ * Decorrelated jitter: each wait is min(cap, U(base, 3 x previous)), the
+ * first one's "previous" being base; cap 500 ms here.
+ */
+static void test_refused_decorrelated_jitter(void **state)
+{
+	struct t_run r;
+	char res[64], line[1024];
+	int hold, port = ct_closed_port(&hold);
+	char *pol = ct_policy(POLICY_HEAD "  attempts: 5\n  backoff: "
+	    "{base: 100ms, cap: 500ms, multiplier: 2, jitter: decorrelated}\n");
+	long long prev = 100, sum = 0;
+
+	(void)state;
+	ct_client(&r, pol, NULL, "127.0.0.1", port_str(port), "connect", NULL);
+	long long ms = ct_step(r.out, "connect", res, sizeof(res));
+
+	CT_CHECK(&r, strcmp(res, "ECONNREFUSED") == 0);
+	CT_CHECK(&r, ct_count(r.out, "\"event\":\"retry\"") == 4);
+	for (int i = 0; i < 4; i++) {
+		CT_CHECK(&r, ct_line(r.out, "\"event\":\"retry\"", i, line,
+		    sizeof(line)));
+		long long w = ct_json_int(line, "wait_ms");
+		long long hi = 3 * prev < 500 ? 3 * prev : 500;
+
+		CT_WINDOW(&r, w, 100, hi + 1);
+		sum += w;
+		prev = w;
+	}
+	CT_WINDOW(&r, ms, sum, sum + ct_slack_ms());
+	close(hold);
+	ct_policy_free(pol);
+}
+
 /*
  * IPv6 is managed alike: [::1] refused, retried with the same schedule,
  * and logged with a bracketed address.  Skipped (passes) without ::1.
@@ -552,6 +607,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refused_equal_jitter),
 		cmocka_unit_test(test_refused_no_jitter),
+		cmocka_unit_test(test_refused_full_jitter),
+		cmocka_unit_test(test_refused_decorrelated_jitter),
 		cmocka_unit_test(test_refused_ipv6),
 		cmocka_unit_test(test_late_listener),
 		cmocka_unit_test(test_hostname_rule),
