@@ -138,10 +138,17 @@ static inline int ct_count(const char *out, const char *needle)
 	return n;
 }
 
-/* Counts the library's log lines (JSON objects or text lines). */
+/*
+ * Counts the library's log lines about connection events (JSON objects or
+ * text lines), leaving out the debug lines that explain a decision and the
+ * exit summary, which are about the process rather than one connection.
+ */
 static inline int ct_log_lines(const char *out)
 {
-	return ct_count(out, "{\"ts\":") + ct_count(out, "resolute[");
+	return ct_count(out, "\"event\":") -
+	    ct_count(out, "\"event\":\"summary\"") +
+	    ct_count(out, "resolute[") - ct_count(out, ": debug: ") -
+	    ct_count(out, ": info: summary ");
 }
 
 /*
