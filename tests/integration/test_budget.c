@@ -1,0 +1,350 @@
+/*
+ * test_budget.c - the retry budget across real processes (SPEC §5b).
+ *
+ * A storm: 50 preloaded clients start at once, each connecting to a port
+ * of 127.0.0.1 where nothing listens, with attempts 3 and a 10 ms base:
+ * 100 retries without a budget.  With ratio 0.2 and min_per_second 1 over
+ * 10 s, scope machine, the whole storm may retry
+ *	max(floor(0.2 * 50), 1 * 10) = 10
+ * times (tolerance 0: the accounting cannot overshoot; the run is asserted
+ * to fit in one window less a bucket, so no retry leaves the window).
+ * Retries are counted from the JSON log every client appends to.
+ * Then: two users never share a segment, and a segment planted by another
+ * user is refused with a warning, the client still working.
+ */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "integration/peer.h"
+
+#define NCLIENTS 50
+#define NOBODY 65534
+
+/* Returns a port of 127.0.0.1 on which nothing listens. */
+static int refusing_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, len) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &len) < 0)
+		abort();
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+static char *storm_policy(const char *ratio, const char *scope)
+{
+	char yaml[512];
+
+	snprintf(yaml, sizeof(yaml),
+	    "version: 1\n"
+	    "defaults:\n"
+	    "  attempts: 3\n"
+	    "  backoff:\n"
+	    "    base: 10ms\n"
+	    "    cap: 100ms\n"
+	    "  retry_budget:\n"
+	    "    ratio: %s\n"
+	    "    min_per_second: 1\n"
+	    "    window: 10s\n"
+	    "    scope: %s\n", ratio, scope);
+	return t_policy(yaml);
+}
+
+/* Counts the lines of a file that contain needle. */
+static int count_lines(const char *path, const char *needle)
+{
+	char line[2048];
+	int n = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	fclose(f);
+	return n;
+}
+
+/* Removes the segments of uid created for policy files of the tests. */
+static void remove_segments(unsigned uid, glob_t *before)
+{
+	char pat[64];
+	glob_t g;
+
+	snprintf(pat, sizeof(pat), "/dev/shm/resolute-%u-*", uid);
+	if (glob(pat, 0, NULL, &g) != 0)
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		bool old = false;
+
+		for (size_t j = 0; before && j < before->gl_pathc; j++)
+			old |= strcmp(g.gl_pathv[i], before->gl_pathv[j]) == 0;
+		if (!old)
+			unlink(g.gl_pathv[i]);
+	}
+	globfree(&g);
+}
+
+struct storm {
+	int retries, exhausted, failed;
+	long long elapsed_ms;
+};
+
+/* Starts one preloaded client; its output goes to /dev/null. */
+static pid_t start_client(const char *policy, const char *log, int port)
+{
+	char portstr[16];
+	pid_t pid = fork();
+
+	if (pid != 0)
+		return pid;
+	snprintf(portstr, sizeof(portstr), "%d", port);
+	int null = open("/dev/null", O_WRONLY);
+
+	dup2(null, 1);
+	dup2(null, 2);
+	setenv("LD_PRELOAD", t_lib(), 1);
+	setenv("RESOLUTE_POLICY", policy, 1);
+	setenv("RESOLUTE_LOG_FORMAT", "json", 1);
+	setenv("RESOLUTE_LOG_FILE", log, 1);
+	execl(t_client(), t_client(), "127.0.0.1", portstr, "connect",
+	    (char *)NULL);
+	_exit(127);
+}
+
+/* Runs NCLIENTS clients at once against a refusing port. */
+static void run_storm(const char *ratio, const char *scope, struct storm *s)
+{
+	char *policy = storm_policy(ratio, scope);
+	char log[] = "/tmp/rs-test-budget-log-XXXXXX";
+	int fd = mkstemp(log), port = refusing_port();
+	pid_t pids[NCLIENTS];
+	long long start = t_now_ms();
+
+	assert_true(fd >= 0);
+	close(fd);
+	for (int i = 0; i < NCLIENTS; i++)
+		pids[i] = start_client(policy, log, port);
+	s->failed = 0;
+	for (int i = 0; i < NCLIENTS; i++) {
+		int st;
+
+		assert_true(pids[i] > 0);
+		waitpid(pids[i], &st, 0);
+		s->failed += WIFEXITED(st) && WEXITSTATUS(st) == 1;
+	}
+	s->elapsed_ms = t_now_ms() - start;
+	s->retries = count_lines(log, "\"event\":\"retry\"");
+	s->exhausted = count_lines(log, "\"event\":\"budget_exhausted\"");
+	print_message("ratio %s, scope %s: %d retries, %d budget_exhausted, "
+	    "%d clients failed, %lld ms\n", ratio, scope, s->retries,
+	    s->exhausted, s->failed, s->elapsed_ms);
+	unlink(log);
+	unlink(policy);
+	free(policy);
+}
+
+static void test_storm_without_budget(void **state)
+{
+	struct storm s;
+
+	(void)state;
+	run_storm("1000", "machine", &s);
+	assert_int_equal(s.failed, NCLIENTS);
+	assert_int_equal(s.retries, NCLIENTS * 2);
+	assert_int_equal(s.exhausted, 0);
+}
+
+static void test_storm_machine_budget(void **state)
+{
+	struct storm s;
+
+	(void)state;
+	run_storm("0.2", "machine", &s);
+	assert_int_equal(s.failed, NCLIENTS);
+	assert_true(s.elapsed_ms < 9000);	/* one window less a bucket */
+	assert_true(s.retries <= 10);
+	assert_true(s.retries >= 1);
+	/* Every client stopped either for the budget or after its last try. */
+	assert_true(s.exhausted >= NCLIENTS - s.retries);
+}
+
+/* Per process, each client has its own floor of 10: no limit is felt. */
+static void test_storm_process_budget(void **state)
+{
+	struct storm s;
+
+	(void)state;
+	run_storm("0.2", "process", &s);
+	assert_int_equal(s.retries, NCLIENTS * 2);
+	assert_int_equal(s.exhausted, 0);
+}
+
+/* Runs one client as uid (0: as we are); returns its combined output. */
+static void run_as(struct t_run *r, const char *policy, unsigned uid,
+    int port)
+{
+	char portstr[16], uidstr[16];
+	const char *env[] = { "RESOLUTE_LOG=info", NULL };
+
+	snprintf(portstr, sizeof(portstr), "%d", port);
+	snprintf(uidstr, sizeof(uidstr), "%u", uid);
+	char *as_root[] = { (char *)t_client(), "127.0.0.1", portstr,
+		"connect", NULL };
+	char *as_user[] = { "setpriv", "--reuid", uidstr, "--regid", uidstr,
+		"--clear-groups", (char *)t_client(), "127.0.0.1", portstr,
+		"connect", NULL };
+
+	assert_int_equal(t_run(r, policy, env, uid ? as_user : as_root), 0);
+}
+
+/*
+ * Finds a segment of uid whose name ends in hash (NULL: any) and is not in
+ * `before` (NULL: none); stores its path in out.
+ */
+static bool find_segment(unsigned uid, const char *hash, glob_t *before,
+    char *out, size_t n)
+{
+	char pat[64];
+	glob_t g;
+	bool found = false;
+
+	snprintf(pat, sizeof(pat), "/dev/shm/resolute-%u-%s", uid,
+	    hash ? hash : "*");
+	if (glob(pat, 0, NULL, &g) != 0)
+		return false;
+	for (size_t i = 0; i < g.gl_pathc && !found; i++) {
+		bool old = false;
+
+		for (size_t j = 0; before && j < before->gl_pathc; j++)
+			old |= strcmp(g.gl_pathv[i], before->gl_pathv[j]) == 0;
+		if (!old) {
+			snprintf(out, n, "%s", g.gl_pathv[i]);
+			found = true;
+		}
+	}
+	globfree(&g);
+	return found;
+}
+
+static bool can_switch_user(void)
+{
+	return geteuid() == 0 && access(t_client(), X_OK) == 0 &&
+	    system("setpriv --reuid 65534 --regid 65534 --clear-groups "
+		"true 2>/dev/null") == 0;
+}
+
+static void test_two_users(void **state)
+{
+	struct t_run r;
+	struct stat st;
+	char seg0[256], segn[256];
+	glob_t before, before_n;
+
+	(void)state;
+	if (!can_switch_user()) {
+		printf("SKIPPED: needs root and setpriv to run as nobody\n");
+		return;
+	}
+	glob("/dev/shm/resolute-0-*", 0, NULL, &before);
+	glob("/dev/shm/resolute-65534-*", 0, NULL, &before_n);
+	char *policy = storm_policy("0.2", "machine");
+
+	chmod(policy, 0644);
+	run_as(&r, policy, 0, refusing_port());
+	assert_true(strstr(r.out, "attempt 1/3 failed") != NULL);
+	run_as(&r, policy, NOBODY, refusing_port());
+	assert_true(strstr(r.out, "attempt 1/3 failed") != NULL);
+	assert_null(strstr(r.out, "retry budget: cannot use"));
+	assert_true(find_segment(NOBODY, NULL, &before_n, segn, sizeof(segn)));
+	const char *hash = strrchr(segn, '-') + 1;
+
+	assert_true(find_segment(0, hash, &before, seg0, sizeof(seg0)));
+	assert_int_equal(stat(seg0, &st), 0);
+	assert_int_equal(st.st_uid, 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(stat(segn, &st), 0);
+	assert_int_equal(st.st_uid, NOBODY);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	/* nobody cannot open root's segment, for reading or writing. */
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "setpriv --reuid 65534 --regid 65534 "
+	    "--clear-groups sh -c 'exec 3<%s' 2>/dev/null", seg0);
+	assert_int_not_equal(system(cmd), 0);
+	unlink(segn);
+	remove_segments(0, &before);
+	globfree(&before);
+	globfree(&before_n);
+	unlink(policy);
+	free(policy);
+}
+
+/*
+ * nobody plants a file under the name root's next segment will have:
+ * root's client must refuse it (not its owner), say so, and still retry
+ * with a budget of its own.
+ */
+static void test_planted_segment(void **state)
+{
+	struct t_run r;
+	char seg0[256], cmd[512];
+	glob_t before;
+
+	(void)state;
+	if (!can_switch_user()) {
+		printf("SKIPPED: needs root and setpriv to run as nobody\n");
+		return;
+	}
+	glob("/dev/shm/resolute-0-*", 0, NULL, &before);
+	char *policy = storm_policy("0.2", "machine");
+
+	run_as(&r, policy, 0, refusing_port());
+	assert_true(find_segment(0, NULL, &before, seg0, sizeof(seg0)));
+	assert_int_equal(unlink(seg0), 0);
+	snprintf(cmd, sizeof(cmd), "setpriv --reuid 65534 --regid 65534 "
+	    "--clear-groups sh -c 'umask 077; : > %s'", seg0);
+	assert_int_equal(system(cmd), 0);
+	run_as(&r, policy, 0, refusing_port());
+	if (!strstr(r.out, "it belongs to another user"))
+		t_show(&r);
+	assert_true(strstr(r.out, "it belongs to another user") != NULL);
+	assert_true(strstr(r.out, "attempt 2/3 failed") != NULL);
+	unlink(seg0);
+	globfree(&before);
+	unlink(policy);
+	free(policy);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_storm_without_budget),
+		cmocka_unit_test(test_storm_machine_budget),
+		cmocka_unit_test(test_storm_process_budget),
+		cmocka_unit_test(test_two_users),
+		cmocka_unit_test(test_planted_segment),
+	};
+	glob_t before;
+	int ret;
+
+	glob("/dev/shm/resolute-*", 0, NULL, &before);
+	ret = cmocka_run_group_tests(tests, NULL, NULL);
+	remove_segments((unsigned)geteuid(), &before);
+	globfree(&before);
+	return ret;
+}
