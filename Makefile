@@ -27,11 +27,19 @@ B ?= build
 Q = $(if $(V),,@)
 
 SRC_ALL   := $(sort $(wildcard src/*.c))
-# The pure modules: usable without preloading, by the tool and unit tests.
+# Everything but the exported wrappers: what the unit tests link.
 SRC_PURE  := $(filter-out src/interpose.c,$(SRC_ALL))
+# The modules that know they live inside another process (a constructor,
+# dlsym, the engines); the command-line tool links everything else.
+SRC_INPROC := $(addprefix src/,interpose.c init.c real.c guard.c connect.c \
+	wait.c io.c fdtable.c)
+OBJ_CLI   := $(patsubst src/%.c,$(B)/obj/%.o,$(filter-out $(SRC_INPROC),$(SRC_ALL))) \
+	$(B)/obj/default_policy.o
 OBJ_ALL   := $(patsubst src/%.c,$(B)/obj/%.o,$(SRC_ALL)) $(B)/obj/default_policy.o
 OBJ_PURE  := $(patsubst src/%.c,$(B)/obj/%.o,$(SRC_PURE)) $(B)/obj/default_policy.o
 
+CLI_SRC   := $(sort $(wildcard tools/*.c))
+CLI_OBJ   := $(patsubst tools/%.c,$(B)/obj/tools/%.o,$(CLI_SRC))
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 ITEST_SRC := $(sort $(wildcard tests/integration/*.c))
@@ -63,10 +71,16 @@ $(B)/libresolute.so: $(OBJ_ALL) src/libresolute.map
 		-Wl,-z,now -Wl,-z,relro -Wl,-soname,libresolute.so \
 		-o $@ $(OBJ_ALL) $(LDLIBS_LIB)
 
-$(B)/resolute: tools/resolute.c $(OBJ_PURE)
+# The tool is one object per subcommand (tools/*.c) over the pure modules.
+$(B)/obj/tools/%.o: tools/%.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) -DRS_LIBDIR='"$(LIBDIR)"' $(CFLAGS) \
+		-fvisibility=default -MMD -MP -c -o $@ $<
+
+$(B)/resolute: $(CLI_OBJ) $(OBJ_CLI)
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default -MMD -MP \
-		-DRS_LIBDIR='"$(LIBDIR)"' -o $@ $< $(OBJ_PURE) $(LDLIBS_CLI)
+	$(Q)$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(OBJ_CLI) $(LDLIBS_CLI)
 
 $(B)/tests/%: tests/unit/%.c $(OBJ_PURE)
 	@mkdir -p $(@D)
@@ -99,7 +113,7 @@ integration: all tests
 	$(Q)scripts/run-tests.sh integration
 
 demo: deps ## show curl surviving a flaky server, with and without resolute
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory all $(B)/itests/peer
 	$(Q)scripts/demo.sh
 
 bench: all ## benchmarks: figures with and without the library, as ratios
@@ -150,4 +164,4 @@ clean:
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/' | expand -t 16
 
--include $(wildcard $(B)/obj/*.d $(B)/tests/*.d $(B)/itests/*.d $(B)/*.d)
+-include $(wildcard $(B)/obj/*.d $(B)/obj/tools/*.d $(B)/tests/*.d $(B)/itests/*.d $(B)/*.d)

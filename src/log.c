@@ -148,6 +148,8 @@ static void put_json_fields(char *buf, size_t cap, size_t *pos,
 		    f->attempt, f->attempts);
 	if (f->wait_ms >= 0)
 		put(buf, cap, pos, ",\"wait_ms\":%lld", (long long)f->wait_ms);
+	if (f->json_extra)
+		put(buf, cap, pos, ",%s", f->json_extra);
 }
 
 static const char journal_prio[] = { '3', '4', '6', '7' };

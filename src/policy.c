@@ -282,12 +282,17 @@ static bool valid_hostname(const char *s, size_t n)
 	return label > 0;
 }
 
-static bool all_digits_and_dots(const char *s, size_t n)
+/* "10.0.0.256" is a bad address rather than a host name. */
+static bool looks_like_ipv4(const char *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	bool digit = false;
+
+	for (size_t i = 0; i < n; i++) {
 		if (!isdigit((unsigned char)s[i]) && s[i] != '.')
 			return false;
-	return true;
+		digit |= s[i] != '.';
+	}
+	return digit;
 }
 
 /* Stores a lower-cased copy of s[0..n) (a trailing dot dropped) in m->name. */
@@ -313,7 +318,7 @@ static int parse_plain(struct rs_match *m, const char *s, size_t n,
 		m->kind = RS_MATCH_ANY;
 		return 0;
 	}
-	if (slash || all_digits_and_dots(s, n)) {
+	if (slash || looks_like_ipv4(s, n)) {
 		size_t an = slash ? (size_t)(slash - s) : n;
 
 		if (parse_addr(m, AF_INET, s, an, why) < 0 ||
@@ -416,6 +421,12 @@ static bool host_has_suffix(const char *host, const char *suffix)
 	return n > k && strncasecmp(host + n - k, suffix, k) == 0;
 }
 
+/*
+ * Unix globs use fnmatch() without FNM_PATHNAME or FNM_PERIOD: a star
+ * also matches "/" and a leading dot, so the glob "/run/postgresql/" plus
+ * a star covers "/run/postgresql/.s.PGSQL.5432", and "/run/" plus a star
+ * covers everything below /run.
+ */
 bool rs_match_test(const struct rs_match *m, const struct rs_target *t)
 {
 	if (m->kind == RS_MATCH_UNIX)
@@ -506,7 +517,8 @@ static int format_in_unit(uint32_t ms, uint32_t unit, const char *suffix,
 	ip = v / 1000;
 	frac = v % 1000;
 	if (frac == 0)
-		n = snprintf(out, len, "%llu%s", (unsigned long long)ip, suffix);
+		n = snprintf(out, len, "%llu%s", (unsigned long long)ip,
+		    suffix);
 	else if (frac % 100 == 0)
 		n = snprintf(out, len, "%llu.%llu%s", (unsigned long long)ip,
 		    (unsigned long long)frac / 100, suffix);

@@ -224,8 +224,10 @@ static int build_collection(struct loader *l, struct node *n, unsigned depth)
 		int ret = build(l, &ev, depth + 1, &kid);
 
 		yaml_event_delete(&ev);
-		if (ret < 0)
+		if (ret < 0) {
+			node_free(kid);
 			return ret;
+		}
 		if (node_add(n, kid) < 0) {
 			node_free(kid);
 			return -ENOMEM;
@@ -250,9 +252,9 @@ static int build(struct loader *l, yaml_event_t *ev, unsigned depth,
 	struct node *n = calloc(1, sizeof(*n));
 	int ret = 0;
 
+	*out = n;
 	if (!n)
 		return -ENOMEM;
-	*out = n;
 	n->line = (unsigned)ev->start_mark.line + 1;
 	n->col = (unsigned)ev->start_mark.column + 1;
 	n->type = N_IGNORED;
@@ -414,16 +416,21 @@ static const char *const scopes[] = { "machine", "process" };
 static const char *const classes[] = { "refused", "timeout", "unreachable",
 	"reset" };
 
+/* Shorthands for the tables: a duration, a number, a list of names. */
+#define DUR(n, b, o, lo, hi, off) \
+	{ FIELD(n, F_DUR, b, OFF(o), lo, hi), .off_ok = off }
+#define NUM(n, t, b, o, lo, hi) { FIELD(n, t, b, OFF(o), lo, hi) }
+#define NAMES(n, t, b, o, v, e) \
+	{ FIELD(n, t, b, OFF(o), 0, 0), .names = v, .nnames = NELEM(v), \
+	  .expect = e }
+
 static const struct field backoff_fields[] = {
-	{ FIELD("base", F_DUR, RS_KEY_BACKOFF_BASE, OFF(backoff.base_ms), 1, HOUR_MS),
-	  .off_ok = false },
-	{ FIELD("cap", F_DUR, RS_KEY_BACKOFF_CAP, OFF(backoff.cap_ms), 1, HOUR_MS),
-	  .off_ok = false },
-	{ FIELD("multiplier", F_NUM, RS_KEY_BACKOFF_MULTIPLIER,
-	  OFF(backoff.multiplier), 1, 10) },
-	{ FIELD("jitter", F_ENUM, RS_KEY_BACKOFF_JITTER, OFF(backoff.jitter), 0, 0),
-	  .names = jitters, .nnames = NELEM(jitters),
-	  .expect = "equal, full, decorrelated or none" },
+	DUR("base", RS_KEY_BACKOFF_BASE, backoff.base_ms, 1, HOUR_MS, false),
+	DUR("cap", RS_KEY_BACKOFF_CAP, backoff.cap_ms, 1, HOUR_MS, false),
+	NUM("multiplier", F_NUM, RS_KEY_BACKOFF_MULTIPLIER,
+	    backoff.multiplier, 1, 10),
+	NAMES("jitter", F_ENUM, RS_KEY_BACKOFF_JITTER, backoff.jitter,
+	    jitters, "equal, full, decorrelated or none"),
 };
 static const char *const backoff_names[] = { "base", "cap", "multiplier",
 	"jitter" };
@@ -431,15 +438,13 @@ static const struct level backoff_level = { backoff_fields,
 	NELEM(backoff_fields), backoff_names };
 
 static const struct field budget_fields[] = {
-	{ FIELD("ratio", F_NUM, RS_KEY_RETRY_BUDGET_RATIO, OFF(budget.ratio), 0,
-	  1000) },
-	{ FIELD("min_per_second", F_UINT, RS_KEY_RETRY_BUDGET_MIN,
-	  OFF(budget.min_per_second), 0, 1000000) },
-	{ FIELD("window", F_DUR, RS_KEY_RETRY_BUDGET_WINDOW, OFF(budget.window_ms),
-	  1000, HOUR_MS) },
-	{ FIELD("scope", F_ENUM, RS_KEY_RETRY_BUDGET_SCOPE, OFF(budget.scope), 0, 0),
-	  .names = scopes, .nnames = NELEM(scopes),
-	  .expect = "machine or process" },
+	NUM("ratio", F_NUM, RS_KEY_RETRY_BUDGET_RATIO, budget.ratio, 0, 1000),
+	NUM("min_per_second", F_UINT, RS_KEY_RETRY_BUDGET_MIN,
+	    budget.min_per_second, 0, 1000000),
+	DUR("window", RS_KEY_RETRY_BUDGET_WINDOW, budget.window_ms, 1000,
+	    HOUR_MS, false),
+	NAMES("scope", F_ENUM, RS_KEY_RETRY_BUDGET_SCOPE, budget.scope,
+	    scopes, "machine or process"),
 };
 static const char *const budget_names[] = { "ratio", "min_per_second",
 	"window", "scope" };
@@ -448,22 +453,21 @@ static const struct level budget_level = { budget_fields,
 
 static const struct field settings_fields[] = {
 	{ FIELD("match", F_MATCH, 0, 0, 0, 0), .host_only = true },
-	{ FIELD("connect_timeout", F_DUR, RS_KEY_CONNECT_TIMEOUT,
-	  OFF(connect_timeout_ms), 1, DAY_MS), .off_ok = true },
-	{ FIELD("read_timeout", F_DUR, RS_KEY_READ_TIMEOUT, OFF(read_timeout_ms), 1,
-	  DAY_MS), .off_ok = true },
-	{ FIELD("write_timeout", F_DUR, RS_KEY_WRITE_TIMEOUT, OFF(write_timeout_ms),
-	  1, DAY_MS), .off_ok = true },
-	{ FIELD("attempts", F_UINT, RS_KEY_ATTEMPTS, OFF(attempts), 1, 10) },
-	{ FIELD("retry_on", F_CLASSES, RS_KEY_RETRY_ON, OFF(retry_on), 0, 0),
-	  .names = classes, .nnames = NELEM(classes),
-	  .expect = "refused, timeout, unreachable or reset" },
+	DUR("connect_timeout", RS_KEY_CONNECT_TIMEOUT, connect_timeout_ms, 1,
+	    DAY_MS, true),
+	DUR("read_timeout", RS_KEY_READ_TIMEOUT, read_timeout_ms, 1, DAY_MS,
+	    true),
+	DUR("write_timeout", RS_KEY_WRITE_TIMEOUT, write_timeout_ms, 1,
+	    DAY_MS, true),
+	NUM("attempts", F_UINT, RS_KEY_ATTEMPTS, attempts, 1, 10),
+	NAMES("retry_on", F_CLASSES, RS_KEY_RETRY_ON, retry_on, classes,
+	    "refused, timeout, unreachable or reset"),
 	{ FIELD("backoff", F_MAP, 0, 0, 0, 0), .sub = &backoff_level },
-	{ FIELD("connect_budget", F_DUR, RS_KEY_CONNECT_BUDGET,
-	  OFF(connect_budget_ms), 1, DAY_MS), .off_ok = true },
+	DUR("connect_budget", RS_KEY_CONNECT_BUDGET, connect_budget_ms, 1,
+	    DAY_MS, true),
 	{ FIELD("retry_budget", F_MAP, 0, 0, 0, 0), .sub = &budget_level },
-	{ FIELD("passthrough", F_BOOL, RS_KEY_PASSTHROUGH, OFF(passthrough), 0, 0),
-	  .host_only = true },
+	{ FIELD("passthrough", F_BOOL, RS_KEY_PASSTHROUGH, OFF(passthrough),
+	    0, 0), .host_only = true },
 };
 static const char *const settings_names[] = { "match", "connect_timeout",
 	"read_timeout", "write_timeout", "attempts", "retry_on", "backoff",
@@ -541,6 +545,23 @@ static uint32_t unit_ms(const char *u)
 			  : !strcmp(u, "m") ? 60000 : 0;
 }
 
+/* Refuses an empty or negative duration before its digits are read. */
+static int duration_sign(struct loader *l, const struct node *val)
+{
+	const char *s = val->value;
+
+	if (!*s) {
+		err_node(l, val, "empty duration (expected a number with a "
+		    "unit: 250ms, 1.5s or 2m, or off)");
+		return -EDOM;
+	}
+	if (*s == '-' && isdigit((unsigned char)s[1])) {
+		err_node(l, val, "duration %s is negative", s);
+		return -EDOM;
+	}
+	return 0;
+}
+
 /* Parses "250ms", "1.5s", "2m" into *ms (no range check). */
 static int parse_duration(struct loader *l, const struct node *val,
     uint64_t *ms)
@@ -548,30 +569,26 @@ static int parse_duration(struct loader *l, const struct node *val,
 	const char *s = val->value, *u = s;
 	uint64_t mant, pow10 = 1;
 	unsigned frac;
+	int ret = duration_sign(l, val);
 
-	if (!*s) {
-		err_node(l, val, "empty duration (expected a number with a "
-		    "unit: 250ms, 1.5s or 2m, or off)");
-		return -EINVAL;
-	}
-	if (*s == '-' && isdigit((unsigned char)s[1])) {
-		err_node(l, val, "duration %s is negative", s);
-		return -EINVAL;
-	}
-	int ret = duration_digits(&u, &mant, &frac);
+	if (ret == 0)
+		ret = duration_digits(&u, &mant, &frac);
 
+	if (ret == -EDOM)
+		return -EINVAL;
 	if (ret == -ERANGE) {
-		err_node(l, val, "duration %s is too large or too precise", s);
+		err_node(l, val, "duration %s is too large or too precise",
+		    s);
 		return ret;
 	}
 	if (ret < 0) {
-		err_node(l, val, "invalid duration '%s' (expected a number with "
-		    "a unit: 250ms, 1.5s or 2m, or off)", s);
+		err_node(l, val, "invalid duration '%s' (expected a number "
+		    "with a unit: 250ms, 1.5s or 2m, or off)", s);
 		return ret;
 	}
 	if (!*u) {
-		err_node(l, val, "bare number %s needs a unit: %sms, %ss or %sm",
-		    s, s, s, s);
+		err_node(l, val, "bare number %s needs a unit: %sms, %ss or "
+		    "%sm", s, s, s, s);
 		return -EINVAL;
 	}
 	if (!unit_ms(u)) {
@@ -946,7 +963,9 @@ static void load_hosts(struct loader *l, const struct node *val,
 static void check_version(struct loader *l, const struct node *root,
     const struct node *key, const struct node *val)
 {
-	static const struct field f = { FIELD("version", F_UINT, 0, 0, 0, 1e9) };
+	static const struct field f = {
+		FIELD("version", F_UINT, 0, 0, 0, 1e9)
+	};
 	double v;
 
 	if (!key)

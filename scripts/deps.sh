@@ -1,0 +1,49 @@
+#!/bin/sh
+# deps.sh - makes sure the packages that build and test resolute are here.
+#
+# Debian/Ubuntu.  Fast when everything is present (one dpkg-query call).
+# Missing packages are installed when run as root; otherwise the exact
+# apt-get command is printed and the exit status is 1.
+set -u
+
+# Debian packages checked through dpkg (libraries and headers have no
+# command to look for).
+PKGS="make gcc libc6-dev libyaml-dev libcmocka-dev nftables iproute2
+netcat-openbsd curl wget nodejs mandoc clang valgrind shellcheck cppcheck"
+
+missing=""
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+	echo "deps.sh: not a Debian system; make sure the equivalents of" \
+		"these are installed: $PKGS python3" | tr '\n' ' ' >&2
+	echo >&2
+	exit 0
+fi
+
+# Packages dpkg reports as installed, on one line between blanks.
+# shellcheck disable=SC2086 # the list is split into names on purpose
+installed=" $(dpkg-query -W -f='${Package} ${Status}\n' $PKGS 2>/dev/null |
+	awk '$NF == "installed" { printf "%s ", $1 }')"
+
+for p in $PKGS; do
+	case "$installed" in
+	*" $p "*) ;;
+	*) missing="$missing $p" ;;
+	esac
+done
+
+# python3 may come from pyenv or another prefix: any python3 will do.
+command -v python3 >/dev/null 2>&1 || missing="$missing python3"
+
+[ -z "$missing" ] && exit 0
+
+cmd="apt-get install -y --no-install-recommends$missing"
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps.sh: missing packages:$missing" >&2
+	echo "deps.sh: as root, run:" >&2
+	echo "  apt-get update && DEBIAN_FRONTEND=noninteractive $cmd" >&2
+	exit 1
+fi
+echo "deps.sh: installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update && $cmd

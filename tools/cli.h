@@ -1,0 +1,87 @@
+/*
+ * cli.h - the pieces shared by the subcommands of the resolute command.
+ *
+ * The tool is single-threaded and short-lived: helpers print their own
+ * messages to stderr and return an exit status or -1, so that each
+ * subcommand stays a readable sequence of steps.
+ */
+#ifndef RS_CLI_H
+#define RS_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "policy.h"
+
+/* Exit statuses shared by every subcommand. */
+#define RS_EXIT_OK 0
+#define RS_EXIT_FAIL 1
+#define RS_EXIT_USAGE 2
+#define RS_EXIT_CONFIG 78	/* EX_CONFIG, as RESOLUTE_STRICT uses it */
+#define RS_EXIT_NOEXEC 126
+#define RS_EXIT_NOTFOUND 127
+
+/* The subcommands; argv[0] is the subcommand's name.  Return exit codes. */
+int rs_cmd_check(int argc, char **argv);
+int rs_cmd_explain(int argc, char **argv);
+int rs_cmd_run(int argc, char **argv);
+int rs_cmd_systemd(int argc, char **argv);
+
+/* Prints the usage text of the whole tool to f. */
+void rs_cli_usage(FILE *f);
+
+/*
+ * Prints "resolute: MESSAGE" plus a hint to run `resolute help` on stderr
+ * and returns RS_EXIT_USAGE, so that callers can `return rs_cli_usage_error()`.
+ */
+int rs_cli_usage_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+/* Prints "resolute: warning: MESSAGE" on stderr. */
+void rs_cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Parses a duration as the policy writes it ("250ms", "1.5s", "2m") into
+ * *ms.  `off` is refused: a command-line deadline must be finite.
+ * Returns 0, or -EINVAL for anything else (bare numbers included) and
+ * -ERANGE when it does not fit in 32 bits of milliseconds.
+ */
+int rs_cli_parse_duration(const char *s, uint32_t *ms);
+
+/*
+ * Loads the policy file at path with the library's own loader, printing
+ * every diagnostic on stderr.  Returns 0 with *out set, or -1.
+ */
+int rs_cli_load_policy(const char *path, struct rs_policy **out);
+
+/* Loads the compiled-in default policy, named "<built-in>". */
+int rs_cli_load_builtin(struct rs_policy **out);
+
+/*
+ * Stores in buf the absolute form of path (symbolic links resolved when the
+ * file exists).  Returns 0, or -ENAMETOOLONG.
+ */
+int rs_cli_abs_path(const char *path, char *buf, size_t len);
+
+/*
+ * Stores in buf the interposer to preload: $RESOLUTE_LIB, else the
+ * libresolute.so beside this executable, else the installed one.
+ * Returns 0, or -ENAMETOOLONG.
+ */
+int rs_cli_lib_path(char *buf, size_t len);
+
+/*
+ * Finds COMMAND as execvp() would (a name with a slash is taken as is),
+ * storing its path in buf.  Returns 0, -ENOENT or -ENAMETOOLONG.
+ */
+int rs_cli_find_command(const char *name, char *buf, size_t len);
+
+/*
+ * Warns on stderr when the executable at path is statically linked or runs
+ * in secure-execution mode (setuid, setgid, file capabilities), where
+ * LD_PRELOAD cannot act; `name` is the command as typed.
+ */
+void rs_cli_warn_unpreloadable(const char *path, const char *name);
+
+#endif /* RS_CLI_H */
