@@ -223,6 +223,28 @@ struct rs_shm_slot *rs_shm_slot(struct rs_shm_table *t,
 	return NULL;
 }
 
+/*
+ * Keys are placed by linear probing and never removed, so the first free
+ * slot on the probe path ends the search.
+ */
+const struct rs_shm_slot *rs_shm_slot_find(const struct rs_shm_table *t,
+    const struct rs_rule *rule, const struct rs_retry_budget *b)
+{
+	uint64_t key = slot_key(rule ? rule->match.text : "\001defaults", b);
+
+	for (unsigned i = 0; i < RS_SHM_SLOTS; i++) {
+		const struct rs_shm_slot *s =
+		    &t->slots[(key + i) % RS_SHM_SLOTS];
+		uint64_t k = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+
+		if (k == key)
+			return s;
+		if (k == 0)
+			return NULL;
+	}
+	return NULL;
+}
+
 void rs_shm_slot_budget(const struct rs_shm_slot *s,
     struct rs_retry_budget *b)
 {

@@ -87,6 +87,11 @@ void rs_shm_detach(struct rs_shm_table *t);
 struct rs_shm_slot *rs_shm_slot(struct rs_shm_table *t,
     const struct rs_rule *rule, const struct rs_retry_budget *b);
 
+/* Returns that slot if some process has claimed it, else NULL; never
+   writes, so that it works on a read-only mapping. */
+const struct rs_shm_slot *rs_shm_slot_find(const struct rs_shm_table *t,
+    const struct rs_rule *rule, const struct rs_retry_budget *b);
+
 /* Returns b's parameters as stored in a slot, for the accounting. */
 void rs_shm_slot_budget(const struct rs_shm_slot *s,
     struct rs_retry_budget *b);

@@ -14,7 +14,6 @@
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <glob.h>
 #include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -79,30 +78,34 @@ static int count_lines(const char *path, const char *needle)
 	return n;
 }
 
-/* Removes the segments of uid created for policy files of the tests. */
-static void remove_segments(unsigned uid, glob_t *before)
+/*
+ * Removes the segment named in `resolute stats` output (the tests' policy
+ * files are temporary, so their segments would only linger).
+ */
+static void remove_listed_segment(const char *out)
 {
-	char pat[64];
-	glob_t g;
+	const char *p = strstr(out, "segment /dev/shm/");
+	char path[256];
 
-	snprintf(pat, sizeof(pat), "/dev/shm/resolute-%u-*", uid);
-	if (glob(pat, 0, NULL, &g) != 0)
-		return;
-	for (size_t i = 0; i < g.gl_pathc; i++) {
-		bool old = false;
-
-		for (size_t j = 0; before && j < before->gl_pathc; j++)
-			old |= strcmp(g.gl_pathv[i], before->gl_pathv[j]) == 0;
-		if (!old)
-			unlink(g.gl_pathv[i]);
-	}
-	globfree(&g);
+	if (p && sscanf(p, "segment %255s", path) == 1)
+		unlink(path);
 }
 
 struct storm {
 	int retries, exhausted, failed;
 	long long elapsed_ms;
+	struct t_run stats;	/* `resolute stats --policy` afterwards */
 };
+
+/* Path of build/resolute. */
+static const char *t_cli(void)
+{
+	static char path[4096];
+	const char *c = getenv("RS_CLI");
+
+	snprintf(path, sizeof(path), "%s/resolute", t_build());
+	return c ? c : path;
+}
 
 /* Starts one preloaded client; its output goes to /dev/null. */
 static pid_t start_client(const char *policy, const char *log, int port)
@@ -153,6 +156,10 @@ static void run_storm(const char *ratio, const char *scope, struct storm *s)
 	print_message("ratio %s, scope %s: %d retries, %d budget_exhausted, "
 	    "%d clients failed, %lld ms\n", ratio, scope, s->retries,
 	    s->exhausted, s->failed, s->elapsed_ms);
+	char *stats[] = { (char *)t_cli(), "stats", "--policy", policy, NULL };
+
+	assert_int_equal(t_run(&s->stats, NULL, NULL, stats), 0);
+	remove_listed_segment(s->stats.out);
 	unlink(log);
 	unlink(policy);
 	free(policy);
@@ -181,6 +188,15 @@ static void test_storm_machine_budget(void **state)
 	assert_true(s.retries >= 1);
 	/* Every client stopped either for the budget or after its last try. */
 	assert_true(s.exhausted >= NCLIENTS - s.retries);
+	/* `resolute stats` reads the same accounts from the segment. */
+	char want[128];
+
+	snprintf(want, sizeof(want), "%9d %8d %8d   %d/%d of %d",
+	    NCLIENTS, s.retries, s.exhausted, s.retries, NCLIENTS, 10);
+	if (!strstr(s.stats.out, want) || s.stats.status != 0) {
+		t_show(&s.stats);
+		fail_msg("no '%s' in resolute stats", want);
+	}
 }
 
 /* Per process, each client has its own floor of 10: no limit is felt. */
@@ -192,6 +208,8 @@ static void test_storm_process_budget(void **state)
 	run_storm("0.2", "process", &s);
 	assert_int_equal(s.retries, NCLIENTS * 2);
 	assert_int_equal(s.exhausted, 0);
+	/* Nothing is shared, so nothing shows in `resolute stats`. */
+	assert_null(strstr(s.stats.out, "segment"));
 }
 
 /* Runs one client as uid (0: as we are); returns its combined output. */
@@ -212,33 +230,21 @@ static void run_as(struct t_run *r, const char *policy, unsigned uid,
 	assert_int_equal(t_run(r, policy, env, uid ? as_user : as_root), 0);
 }
 
-/*
- * Finds a segment of uid whose name ends in hash (NULL: any) and is not in
- * `before` (NULL: none); stores its path in out.
- */
-static bool find_segment(unsigned uid, const char *hash, glob_t *before,
-    char *out, size_t n)
+/* Stores in out the segment `resolute stats` lists for policy. */
+static bool listed_segment(const char *policy, char *out, size_t n)
 {
-	char pat[64];
-	glob_t g;
-	bool found = false;
+	char *argv[] = { (char *)t_cli(), "stats", "--policy",
+		(char *)policy, NULL };
+	struct t_run r;
+	char path[256];
+	const char *p;
 
-	snprintf(pat, sizeof(pat), "/dev/shm/resolute-%u-%s", uid,
-	    hash ? hash : "*");
-	if (glob(pat, 0, NULL, &g) != 0)
+	if (t_run(&r, NULL, NULL, argv) < 0 ||
+	    !(p = strstr(r.out, "segment /dev/shm/")) ||
+	    sscanf(p, "segment %255s", path) != 1)
 		return false;
-	for (size_t i = 0; i < g.gl_pathc && !found; i++) {
-		bool old = false;
-
-		for (size_t j = 0; before && j < before->gl_pathc; j++)
-			old |= strcmp(g.gl_pathv[i], before->gl_pathv[j]) == 0;
-		if (!old) {
-			snprintf(out, n, "%s", g.gl_pathv[i]);
-			found = true;
-		}
-	}
-	globfree(&g);
-	return found;
+	snprintf(out, n, "%s", path);
+	return true;
 }
 
 static bool can_switch_user(void)
@@ -252,16 +258,13 @@ static void test_two_users(void **state)
 {
 	struct t_run r;
 	struct stat st;
-	char seg0[256], segn[256];
-	glob_t before, before_n;
+	char seg0[256], segn[300];
 
 	(void)state;
 	if (!can_switch_user()) {
 		printf("SKIPPED: needs root and setpriv to run as nobody\n");
 		return;
 	}
-	glob("/dev/shm/resolute-0-*", 0, NULL, &before);
-	glob("/dev/shm/resolute-65534-*", 0, NULL, &before_n);
 	char *policy = storm_policy("0.2", "machine");
 
 	chmod(policy, 0644);
@@ -270,10 +273,11 @@ static void test_two_users(void **state)
 	run_as(&r, policy, NOBODY, refusing_port());
 	assert_true(strstr(r.out, "attempt 1/3 failed") != NULL);
 	assert_null(strstr(r.out, "retry budget: cannot use"));
-	assert_true(find_segment(NOBODY, NULL, &before_n, segn, sizeof(segn)));
-	const char *hash = strrchr(segn, '-') + 1;
-
-	assert_true(find_segment(0, hash, &before, seg0, sizeof(seg0)));
+	/* One policy, two users: two segments, same hash, each its own. */
+	assert_true(listed_segment(policy, seg0, sizeof(seg0)));
+	assert_int_equal(strncmp(seg0, "/dev/shm/resolute-0-", 20), 0);
+	snprintf(segn, sizeof(segn), "/dev/shm/resolute-%d-%s", NOBODY,
+	    seg0 + 20);
 	assert_int_equal(stat(seg0, &st), 0);
 	assert_int_equal(st.st_uid, 0);
 	assert_int_equal(st.st_mode & 07777, 0600);
@@ -287,9 +291,7 @@ static void test_two_users(void **state)
 	    "--clear-groups sh -c 'exec 3<%s' 2>/dev/null", seg0);
 	assert_int_not_equal(system(cmd), 0);
 	unlink(segn);
-	remove_segments(0, &before);
-	globfree(&before);
-	globfree(&before_n);
+	unlink(seg0);
 	unlink(policy);
 	free(policy);
 }
@@ -303,18 +305,16 @@ static void test_planted_segment(void **state)
 {
 	struct t_run r;
 	char seg0[256], cmd[512];
-	glob_t before;
 
 	(void)state;
 	if (!can_switch_user()) {
 		printf("SKIPPED: needs root and setpriv to run as nobody\n");
 		return;
 	}
-	glob("/dev/shm/resolute-0-*", 0, NULL, &before);
 	char *policy = storm_policy("0.2", "machine");
 
 	run_as(&r, policy, 0, refusing_port());
-	assert_true(find_segment(0, NULL, &before, seg0, sizeof(seg0)));
+	assert_true(listed_segment(policy, seg0, sizeof(seg0)));
 	assert_int_equal(unlink(seg0), 0);
 	snprintf(cmd, sizeof(cmd), "setpriv --reuid 65534 --regid 65534 "
 	    "--clear-groups sh -c 'umask 077; : > %s'", seg0);
@@ -325,7 +325,6 @@ static void test_planted_segment(void **state)
 	assert_true(strstr(r.out, "it belongs to another user") != NULL);
 	assert_true(strstr(r.out, "attempt 2/3 failed") != NULL);
 	unlink(seg0);
-	globfree(&before);
 	unlink(policy);
 	free(policy);
 }
@@ -339,12 +338,5 @@ int main(void)
 		cmocka_unit_test(test_two_users),
 		cmocka_unit_test(test_planted_segment),
 	};
-	glob_t before;
-	int ret;
-
-	glob("/dev/shm/resolute-*", 0, NULL, &before);
-	ret = cmocka_run_group_tests(tests, NULL, NULL);
-	remove_segments((unsigned)geteuid(), &before);
-	globfree(&before);
-	return ret;
+	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,7 +26,15 @@ done
 unset RESOLUTE_DEADLINE RESOLUTE_POLICY RESOLUTE_DISABLE LD_PRELOAD
 export RESOLUTE_LIB=${RS_LIB:-$B/libresolute.so}
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# The budget segments made for this test's policy are removed at the end.
+ls /dev/shm >"$tmp/shm-before" 2>/dev/null
+cleanup() {
+	ls /dev/shm 2>/dev/null | grep "^resolute-$(id -u)-" |
+		grep -vxFf "$tmp/shm-before" | sed 's|^|/dev/shm/|' |
+		xargs rm -f
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
 trap 'exit 1' INT TERM
 fails=0
 slack=$((600 + ${RS_SLACK_MS:-150}))
