@@ -196,6 +196,14 @@ static struct rs_shm_table *machine(const struct rs_policy *p)
 	return st == MACHINE_READY ? machine_table : NULL;
 }
 
+void rs_budget_fork_child(void)
+{
+	int st = MACHINE_TRYING;
+
+	__atomic_compare_exchange_n(&machine_state, &st, MACHINE_UNTRIED,
+	    false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
 /* Returns the accounts of a rule: shared when they can be, else ours. */
 static struct rs_budget_acct *acct_for(const struct rs_policy *p,
     const struct rs_rule *rule, const struct rs_settings *s)
