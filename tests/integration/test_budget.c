@@ -212,6 +212,68 @@ static void test_storm_process_budget(void **state)
 	assert_null(strstr(s.stats.out, "segment"));
 }
 
+/*
+ * Preloaded clients killed with SIGKILL at random moments, many of them in
+ * the middle of their retries, leave the shared budget usable: stats reads
+ * it, its window holds no more than `allowed` plus one phantom retry per
+ * kill, and a new client gets all of its retries (1000 allowed, at most
+ * 270 used).
+ */
+static void test_killed_clients(void **state)
+{
+	char *policy = t_policy("version: 1\n"
+	    "defaults:\n"
+	    "  attempts: 10\n"
+	    "  backoff: { base: 1ms, cap: 2ms }\n"
+	    "  retry_budget: { ratio: 0, min_per_second: 100, window: 10s }\n");
+	int port = refusing_port(), killed = 0;
+	char portstr[16];
+	struct t_run r;
+
+	(void)state;
+	srand((unsigned)getpid());
+	for (int i = 0; i < 30; i++) {
+		pid_t pid = start_client(policy, "/dev/null", port);
+		struct timespec ts = { 0, (rand() % 20000) * 1000L };
+		int st;
+
+		nanosleep(&ts, NULL);
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		killed += WIFSIGNALED(st);
+	}
+	char *stats[] = { (char *)t_cli(), "stats", "--policy", policy, NULL };
+
+	assert_int_equal(t_run(&r, NULL, NULL, stats), 0);
+	assert_int_equal(r.status, 0);
+	unsigned long long used = 0, connects = 0, allowed = 0;
+	const char *row = strstr(r.out, "defaults");
+
+	assert_non_null(row);
+	row = strchr(row, '/');
+	assert_non_null(row);
+	while (row[-1] >= '0' && row[-1] <= '9')
+		row--;
+	assert_int_equal(sscanf(row, "%llu/%llu of %llu", &used, &connects,
+	    &allowed), 3);
+	print_message("%d of 30 clients killed: %llu retries of %llu allowed "
+	    "in the window\n", killed, used, allowed);
+	assert_int_equal(allowed, 1000);
+	assert_true(used <= allowed + (unsigned long long)killed);
+	snprintf(portstr, sizeof(portstr), "%d", port);
+	char *client[] = { (char *)t_client(), "127.0.0.1", portstr,
+		"connect", NULL };
+
+	assert_int_equal(t_run(&r, policy, NULL, client), 0);
+	assert_null(strstr(r.out, "budget exhausted"));
+	assert_true(strstr(r.out, "attempt 10/10 failed") != NULL);
+	remove_listed_segment(r.out);
+	assert_int_equal(t_run(&r, NULL, NULL, stats), 0);
+	remove_listed_segment(r.out);
+	unlink(policy);
+	free(policy);
+}
+
 /* Runs one client as uid (0: as we are); returns its combined output. */
 static void run_as(struct t_run *r, const char *policy, unsigned uid,
     int port)
@@ -335,6 +397,7 @@ int main(void)
 		cmocka_unit_test(test_storm_without_budget),
 		cmocka_unit_test(test_storm_machine_budget),
 		cmocka_unit_test(test_storm_process_budget),
+		cmocka_unit_test(test_killed_clients),
 		cmocka_unit_test(test_two_users),
 		cmocka_unit_test(test_planted_segment),
 	};
