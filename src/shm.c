@@ -37,10 +37,11 @@ int rs_shm_path(const char *policy, uid_t uid, char *path, size_t plen,
 {
 	char buf[PATH_MAX];
 	const char *r = policy;
-	int n;
+	int n, save = errno;
 
 	if (strcmp(policy, "<built-in>") != 0 && realpath(policy, buf))
 		r = buf;
+	errno = save;
 	if (strlen(r) >= rlen || strlen(r) >= RS_SHM_POLICY_MAX)
 		return -ENAMETOOLONG;
 	strcpy(real, r);
@@ -138,39 +139,46 @@ static int check_header(struct rs_shm_table *t, const char *real,
 	return 0;
 }
 
+/* Maps the checked file fd; returns the mapping or NULL (errno set). */
+static struct rs_shm_table *map_file(int fd, bool create)
+{
+	void *m = mmap(NULL, sizeof(struct rs_shm_table),
+	    create ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
+
+	return m == MAP_FAILED ? NULL : m;
+}
+
 int rs_shm_attach(const char *path, const char *real, bool create,
     struct rs_shm_table **out)
 {
-	int fd = open_file(path, create);
-	int err;
-	void *m;
+	int save = errno, fd = open_file(path, create), err;
+	struct rs_shm_table *t = NULL;
 
-	if (fd < 0)
+	if (fd < 0) {
+		errno = save;
 		return fd;
+	}
 	err = check_file(fd, create);
-	if (err) {
-		rs_sys_close(fd);
-		return err;
-	}
-	m = mmap(NULL, sizeof(struct rs_shm_table),
-	    create ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
-	err = m == MAP_FAILED ? -errno : 0;
+	if (!err && !(t = map_file(fd, create)))
+		err = -errno;
 	rs_sys_close(fd);
-	if (err)
-		return err;
-	err = check_header(m, real, create);
-	if (err) {
-		munmap(m, sizeof(struct rs_shm_table));
-		return err;
-	}
-	*out = m;
-	return 0;
+	if (!err)
+		err = check_header(t, real, create);
+	if (err && t)
+		munmap(t, sizeof(*t));
+	errno = save;
+	if (!err)
+		*out = t;
+	return err;
 }
 
 void rs_shm_detach(struct rs_shm_table *t)
 {
+	int save = errno;
+
 	if (t)
 		munmap(t, sizeof(*t));
+	errno = save;
 }
 
 /*

@@ -18,7 +18,7 @@
  * claimed by one CAS on its key, and counters are atomic words (budget.h).
  * A process killed at any point therefore never leaves anything held.
  * Slots are never freed; the segment lives until reboot (tmpfs) or until
- * removed by hand.  Thread-safe.
+ * removed by hand.  Thread-safe; errno is left unchanged.
  */
 #ifndef RS_SHM_H
 #define RS_SHM_H

@@ -285,11 +285,14 @@ static void test_shm_refuses(void **state)
 	struct rs_shm_table *t;
 
 	(void)state;
+	errno = EDOM;
 	assert_int_equal(rs_shm_attach(seg, "/p.yaml", false, &t), -ENOENT);
 	assert_int_equal(rs_shm_attach(seg, "/p.yaml", true, &t), 0);
 	rs_shm_detach(t);
+	assert_int_equal(errno, EDOM);
 	assert_int_equal(chmod(seg, 0644), 0);
 	assert_int_equal(rs_shm_attach(seg, "/p.yaml", true, &t), -EACCES);
+	assert_int_equal(errno, EDOM);
 	assert_int_equal(chmod(seg, 0600), 0);
 	if (geteuid() == 0) {
 		assert_int_equal(chown(seg, 65534, 65534), 0);
