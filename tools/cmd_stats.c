@@ -75,20 +75,29 @@ static void print_table(const char *path, const struct rs_shm_table *t)
 	}
 }
 
-/* Shows one segment file; returns 0, or 1 when it had to be refused. */
-static int show(const char *path, const char *only)
+/*
+ * Shows one segment file (when it is of policy `only`, if given), preceded
+ * by a blank line unless it is the first shown.  Returns 1 when shown, 0
+ * when not, and counts a refused file in *refused.
+ */
+static int show(const char *path, const char *only, int shown, int *refused)
 {
 	struct rs_shm_table *t;
-	int err = rs_shm_attach(path, NULL, false, &t);
+	int err = rs_shm_attach(path, NULL, false, &t), match;
 
 	if (err) {
 		rs_cli_warn("%s: %s; skipped", path, refusal(err));
-		return 1;
+		++*refused;
+		return 0;
 	}
-	if (!only || strncmp(t->policy, only, RS_SHM_POLICY_MAX) == 0)
+	match = !only || strncmp(t->policy, only, RS_SHM_POLICY_MAX) == 0;
+	if (match) {
+		if (shown)
+			printf("\n");
 		print_table(path, t);
+	}
 	rs_shm_detach(t);
-	return 0;
+	return match;
 }
 
 /* Lists the segments of this user in /dev/shm; returns how many shown. */
@@ -107,9 +116,7 @@ static int scan(const char *only, int *refused)
 		if (strncmp(d->d_name, prefix, strlen(prefix)) != 0)
 			continue;
 		snprintf(path, sizeof(path), RS_SHM_DIR "/%s", d->d_name);
-		if (n++)
-			printf("\n");
-		*refused += show(path, only);
+		n += show(path, only, n, refused);
 	}
 	closedir(dir);
 	return n;
@@ -132,9 +139,10 @@ int rs_cmd_stats(int argc, char **argv)
 	    sizeof(real)) == 0)
 		only = real;
 	if (scan(only, &refused) == 0)
-		printf("no shared retry budgets of user %u in %s (none is "
+		printf("no shared retry budgets of user %u%s%s in %s (none is "
 		    "made before a connect under scope: machine)\n",
-		    (unsigned)geteuid(), RS_SHM_DIR);
+		    (unsigned)geteuid(), only ? " for " : "", only ? only : "",
+		    RS_SHM_DIR);
 	return refused ? RS_EXIT_FAIL : RS_EXIT_OK;
 }
 
