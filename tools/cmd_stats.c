@@ -1,11 +1,12 @@
 /*
- * cmd_stats.c - `resolute stats [--policy FILE]`: the live retry budgets of
- * scope machine that belong to the current user, read from the shared
- * segments (/dev/shm/resolute-<euid>-*), and the budget lines of
+ * cmd_stats.c - `resolute stats [--policy FILE | --prune]`: the live retry
+ * budgets of scope machine that belong to the current user, read from the
+ * shared segments (/dev/shm/resolute-<euid>-*), and the budget lines of
  * `resolute explain`.
  *
  * Segments are mapped read-only, after the same owner, mode and header
- * checks the library makes; this tool never writes to them.
+ * checks the library makes; this tool never writes to them.  --prune
+ * removes those whose policy file is gone.
  */
 #include "cli.h"
 
@@ -122,19 +123,69 @@ static int scan(const char *only, int *refused)
 	return n;
 }
 
+/*
+ * Removes the segment at path when the policy file it was made for no
+ * longer exists (temporary policies of tests and scripts): no process can
+ * start with that policy any more, and those still running keep their
+ * mapping.  Returns 1 when removed.
+ */
+static int prune(const char *path)
+{
+	struct rs_shm_table *t;
+	char policy[RS_SHM_POLICY_MAX];
+	int gone;
+
+	if (rs_shm_attach(path, NULL, false, &t) < 0)
+		return 0;
+	snprintf(policy, sizeof(policy), "%.*s", RS_SHM_POLICY_MAX - 1,
+	    t->policy);
+	rs_shm_detach(t);
+	gone = policy[0] == '/' && access(policy, F_OK) < 0 && errno == ENOENT;
+	if (gone && unlink(path) == 0) {
+		printf("removed %s (policy %s no longer exists)\n", path,
+		    policy);
+		return 1;
+	}
+	return 0;
+}
+
+static int prune_all(void)
+{
+	char prefix[64], path[512];
+	struct dirent *d;
+	DIR *dir = opendir(RS_SHM_DIR);
+	int n = 0;
+
+	if (!dir)
+		return RS_EXIT_OK;
+	snprintf(prefix, sizeof(prefix), RS_SHM_PREFIX "%u-",
+	    (unsigned)geteuid());
+	while ((d = readdir(dir)))
+		if (strncmp(d->d_name, prefix, strlen(prefix)) == 0) {
+			snprintf(path, sizeof(path), RS_SHM_DIR "/%s",
+			    d->d_name);
+			n += prune(path);
+		}
+	closedir(dir);
+	printf("%d segment%s removed\n", n, n == 1 ? "" : "s");
+	return RS_EXIT_OK;
+}
+
 int rs_cmd_stats(int argc, char **argv)
 {
 	char shm[256], real[RS_SHM_POLICY_MAX];
 	const char *only = NULL;
 	int refused = 0;
 
+	if (argc == 2 && strcmp(argv[1], "--prune") == 0)
+		return prune_all();
 	if (argc == 3 && strcmp(argv[1], "--policy") == 0)
 		only = argv[2];
 	else if (argc == 2 && strncmp(argv[1], "--policy=", 9) == 0)
 		only = argv[1] + 9;
 	else if (argc != 1)
 		return rs_cli_usage_error("stats: usage: resolute stats "
-		    "[--policy FILE]");
+		    "[--policy FILE | --prune]");
 	if (only && rs_shm_path(only, geteuid(), shm, sizeof(shm), real,
 	    sizeof(real)) == 0)
 		only = real;

@@ -20,7 +20,7 @@ void rs_cli_usage(FILE *f)
 	      "       resolute check FILE...\n"
 	      "       resolute explain [--policy FILE] TARGET\n"
 	      "       resolute systemd [--policy FILE] [--install] UNIT\n"
-	      "       resolute stats [--policy FILE]\n"
+	      "       resolute stats [--policy FILE | --prune]\n"
 	      "       resolute version | help\n"
 	      "\n"
 	      "  run      run COMMAND with connect/read timeouts and retries\n"

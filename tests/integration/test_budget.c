@@ -274,6 +274,52 @@ static void test_killed_clients(void **state)
 	free(policy);
 }
 
+/* Stores in out the segment `resolute stats` lists for policy. */
+static bool listed_segment(const char *policy, char *out, size_t n)
+{
+	char *argv[] = { (char *)t_cli(), "stats", "--policy",
+		(char *)policy, NULL };
+	struct t_run r;
+	char path[256];
+	const char *p;
+
+	if (t_run(&r, NULL, NULL, argv) < 0 ||
+	    !(p = strstr(r.out, "segment /dev/shm/")) ||
+	    sscanf(p, "segment %255s", path) != 1)
+		return false;
+	snprintf(out, n, "%s", path);
+	return true;
+}
+
+/* --prune removes the segment of a deleted policy file and only that. */
+static void test_prune(void **state)
+{
+	char *live = storm_policy("0.2", "machine");
+	char *gone = storm_policy("0.3", "machine");
+	char seg_live[256], seg_gone[256], portstr[16];
+	char *client[] = { (char *)t_client(), "127.0.0.1", portstr,
+		"connect", NULL };
+	char *prune[] = { (char *)t_cli(), "stats", "--prune", NULL };
+	struct t_run r;
+
+	(void)state;
+	snprintf(portstr, sizeof(portstr), "%d", refusing_port());
+	assert_int_equal(t_run(&r, live, NULL, client), 0);
+	assert_int_equal(t_run(&r, gone, NULL, client), 0);
+	assert_true(listed_segment(live, seg_live, sizeof(seg_live)));
+	assert_true(listed_segment(gone, seg_gone, sizeof(seg_gone)));
+	unlink(gone);
+	assert_int_equal(t_run(&r, NULL, NULL, prune), 0);
+	assert_int_equal(r.status, 0);
+	assert_true(strstr(r.out, seg_gone) != NULL);
+	assert_int_equal(access(seg_gone, F_OK), -1);
+	assert_int_equal(access(seg_live, F_OK), 0);
+	unlink(seg_live);
+	unlink(live);
+	free(live);
+	free(gone);
+}
+
 /* Runs one client as uid (0: as we are); returns its combined output. */
 static void run_as(struct t_run *r, const char *policy, unsigned uid,
     int port)
@@ -290,23 +336,6 @@ static void run_as(struct t_run *r, const char *policy, unsigned uid,
 		"connect", NULL };
 
 	assert_int_equal(t_run(r, policy, env, uid ? as_user : as_root), 0);
-}
-
-/* Stores in out the segment `resolute stats` lists for policy. */
-static bool listed_segment(const char *policy, char *out, size_t n)
-{
-	char *argv[] = { (char *)t_cli(), "stats", "--policy",
-		(char *)policy, NULL };
-	struct t_run r;
-	char path[256];
-	const char *p;
-
-	if (t_run(&r, NULL, NULL, argv) < 0 ||
-	    !(p = strstr(r.out, "segment /dev/shm/")) ||
-	    sscanf(p, "segment %255s", path) != 1)
-		return false;
-	snprintf(out, n, "%s", path);
-	return true;
 }
 
 static bool can_switch_user(void)
@@ -398,6 +427,7 @@ int main(void)
 		cmocka_unit_test(test_storm_machine_budget),
 		cmocka_unit_test(test_storm_process_budget),
 		cmocka_unit_test(test_killed_clients),
+		cmocka_unit_test(test_prune),
 		cmocka_unit_test(test_two_users),
 		cmocka_unit_test(test_planted_segment),
 	};
