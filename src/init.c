@@ -16,6 +16,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "clock.h"
 #include "default_policy.h"
 #include "guard.h"
@@ -160,6 +161,7 @@ static void fork_child(void)
 {
 	rs_names_fork_child();
 	rs_rng_reseed();
+	rs_budget_fork_child();
 }
 
 /* The per-rule summary line (info level) when the process exits. */

@@ -103,6 +103,8 @@ int rs_log_configure(bool secure)
 
 /* Appends printf output at *pos, never past cap (truncating). */
 static void put(char *buf, size_t cap, size_t *pos, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void put(char *buf, size_t cap, size_t *pos, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
