@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <signal.h>
@@ -170,9 +171,48 @@ static void dissolve(int fd, const struct rs_fd *e)
 	errno = save;
 }
 
-/* Ends the logical connect with err (0: connected). */
-static void finish(struct rs_fd *e, int err, int64_t now)
+/*
+ * The kernel's own safety net: while attempts are under way, TCP gives up a
+ * connect by itself shortly after connect_timeout (TCP_USER_TIMEOUT covers
+ * SYN retransmissions too), so that a wait the library cannot see -- an
+ * io_uring poll, a socket handed to another process -- still ends.  The
+ * margin lets our own timer act first.  The program's value is restored
+ * once the logical connect ends.
+ */
+#define SAFETY_MARGIN_MS 250
+
+static void safety_net(int fd, struct rs_fd *e, bool on)
 {
+	uint32_t ct = e->settings->connect_timeout_ms;
+	unsigned int v;
+	socklen_t len = sizeof(v);
+
+	if (e->addr.ss_family == AF_UNIX || ct == RS_OFF)
+		return;
+	if (on && !e->safety_net_set) {
+		if (rs_real_getsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &v,
+			&len) < 0)
+			return;
+		e->saved_user_timeout = v;
+		v = ct + SAFETY_MARGIN_MS;
+		if (rs_real_setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &v,
+			sizeof(v)) == 0)
+			e->safety_net_set = true;
+	} else if (!on && e->safety_net_set) {
+		v = e->saved_user_timeout;
+		rs_real_setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &v,
+		    sizeof(v));
+		e->safety_net_set = false;
+	}
+}
+
+/* Ends the logical connect with err (0: connected). */
+static void finish(int fd, struct rs_fd *e, int err, int64_t now)
+{
+	int save = errno;
+
+	safety_net(fd, e, false);
+	errno = save;
 	if (err == 0) {
 		rs_fd_touch(e, now);
 		rs_fd_set_state(e, RS_FD_CONNECTED);
@@ -205,7 +245,7 @@ static void after_failure(int fd, struct rs_fd *e, int err, int64_t now)
 		log_attempt(retried || cls == RS_CLASS_TIMEOUT ? RS_LOG_WARN :
 			RS_LOG_INFO, e, err, -1, "give_up",
 		    retried ? "; giving up" : "");
-		finish(e, err, now);
+		finish(fd, e, err, now);
 		return;
 	}
 	uint32_t wait = rs_backoff_wait_ms(&s->backoff, e->attempt - 1,
@@ -214,14 +254,14 @@ static void after_failure(int fd, struct rs_fd *e, int err, int64_t now)
 	if (now + wait >= e->deadline_ms) {
 		log_attempt(RS_LOG_WARN, e, err, -1, "deadline",
 		    "; no time left for another attempt");
-		finish(e, ETIMEDOUT, now);
+		finish(fd, e, ETIMEDOUT, now);
 		return;
 	}
 	if (!rs_budget_take_retry(rt->policy, e->rule, s, now)) {
 		rs_stats_add(e->rule, RS_STAT_BUDGET_DENIALS);
 		log_attempt(RS_LOG_WARN, e, err, -1, "budget_exhausted",
 		    "; retry budget exhausted");
-		finish(e, err, now);
+		finish(fd, e, err, now);
 		return;
 	}
 	rs_stats_add(e->rule, RS_STAT_RETRIES);
@@ -237,7 +277,7 @@ static void after_failure(int fd, struct rs_fd *e, int err, int64_t now)
  * could only be abandoned (on loopback it would even complete a handshake
  * the server then sees reset), so none is sent.
  */
-static void out_of_time(struct rs_fd *e, int64_t now)
+static void out_of_time(int fd, struct rs_fd *e, int64_t now)
 {
 	char addr[128], dest[RS_HOST_MAX + 160];
 
@@ -253,7 +293,7 @@ static void out_of_time(struct rs_fd *e, int64_t now)
 		    "attempt %u/%u", dest, e->attempt + 1,
 		    e->settings->attempts);
 	}
-	finish(e, ETIMEDOUT, now);
+	finish(fd, e, ETIMEDOUT, now);
 }
 
 /* Starts attempt e->attempt + 1 on a socket that is non-blocking now. */
@@ -266,8 +306,9 @@ static void start_attempt(int fd, struct rs_fd *e, int64_t now)
 	e->attempt_deadline_ms = ct == RS_OFF ? e->deadline_ms :
 	    rs_clock_min(now + ct, e->deadline_ms);
 	rs_fd_set_state(e, RS_FD_CONNECTING);
+	safety_net(fd, e, true);
 	if (rs_real_connect(fd, (struct sockaddr *)&e->addr, e->addrlen) == 0)
-		finish(e, 0, now);
+		finish(fd, e, 0, now);
 	else if (errno != EINPROGRESS)
 		after_failure(fd, e, errno, now);
 }
@@ -300,7 +341,7 @@ enum rs_connect_want rs_connect_step(int fd, struct rs_fd *e, int ready,
 
 		if (st == RS_FD_BACKOFF && now >= e->retry_at_ms) {
 			if (now >= e->deadline_ms)
-				out_of_time(e, now);
+				out_of_time(fd, e, now);
 			else
 				start_attempt(fd, e, now);
 			ready = 0;
@@ -311,7 +352,7 @@ enum rs_connect_want rs_connect_step(int fd, struct rs_fd *e, int ready,
 
 			ready = 0;
 			if (r == 0)
-				finish(e, 0, now);
+				finish(fd, e, 0, now);
 			else if (r != 1)
 				after_failure(fd, e, r, now);
 			continue;

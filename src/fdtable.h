@@ -51,6 +51,8 @@ struct rs_fd {
 	bool blocking_interrupted;	/* a blocking connect got EINTR */
 	bool io_seen;			/* a byte was sent or received */
 	bool nonblocking;		/* O_NONBLOCK, as the program set it */
+	bool safety_net_set;		/* TCP_USER_TIMEOUT is ours for now */
+	unsigned int saved_user_timeout;	/* the program's value */
 	bool read_timed_out;		/* a wait reported a read timeout */
 	bool write_timed_out;		/* a wait reported a write timeout */
 	char host[RS_HOST_MAX];		/* resolved name, or "" */
