@@ -13,6 +13,9 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 static struct rs_fd *chunks[RS_FD_CHUNK];
 
@@ -56,6 +59,19 @@ static struct rs_fd *chunk_for(int fd)
 	return p;
 }
 
+/* The inode of socket fd, or 0 (not a socket, or fstat failed). */
+static uint64_t inode_of(int fd)
+{
+	int save = errno;
+	struct stat st;
+	uint64_t ino = 0;
+
+	if (syscall(SYS_fstat, fd, &st) == 0 && S_ISSOCK(st.st_mode))
+		ino = (uint64_t)st.st_ino;
+	errno = save;
+	return ino;
+}
+
 struct rs_fd *rs_fd_claim(int fd)
 {
 	if ((unsigned)fd >= RS_FD_MAX)
@@ -69,7 +85,15 @@ struct rs_fd *rs_fd_claim(int fd)
 	__atomic_store_n(&e->state, RS_FD_NONE, __ATOMIC_RELEASE);
 	memset((char *)e + offsetof(struct rs_fd, settings), 0,
 	    sizeof(*e) - offsetof(struct rs_fd, settings));
+	e->ino = inode_of(fd);
 	return e;
+}
+
+bool rs_fd_is(const struct rs_fd *e, int fd)
+{
+	uint64_t ino = inode_of(fd);
+
+	return !e->ino || ino == e->ino;
 }
 
 void rs_fd_forget(int fd)
@@ -120,6 +144,7 @@ void rs_fd_copy(int from, int to)
 	    (char *)src + offsetof(struct rs_fd, settings),
 	    sizeof(*dst) - offsetof(struct rs_fd, settings));
 	uint32_t st = rs_fd_state(src);
+	src->shared = dst->shared = true;
 	rs_fd_unlock(src);
 	rs_fd_set_state(dst, st);
 }
