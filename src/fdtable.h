@@ -82,6 +82,12 @@ struct rs_fd *rs_fd_claim(int fd);
  */
 bool rs_fd_is(const struct rs_fd *e, int fd);
 
+/*
+ * The fork handler of the child: the table is now this process's.  Until
+ * then, and in a vfork child, calls that would change an entry do nothing.
+ */
+void rs_fd_fork_child(void);
+
 /* Marks fd unmanaged (close, reuse of the number). */
 void rs_fd_forget(int fd);
 

@@ -82,15 +82,15 @@ static int tcp_connect(int p)
 	inet_pton(AF_INET, addr, &in.sin_addr);
 	if (s < 0 || connect(s, (void *)&in, sizeof(in)) < 0)
 		die("connect");
+	t0 = now_ms();	/* read timeouts count from the connection */
 	return s;
 }
 
-/* One read on fd under the 3 s alarm, reported as NAME. */
+/* One read on fd under the 3 s alarm, reported as NAME (MS since t0). */
 static void timed_read(const char *name, int fd)
 {
 	char buf[256];
 
-	t0 = now_ms();
 	arm_alarm(3);
 	errno = 0;
 	ssize_t r = read(fd, buf, sizeof(buf));
