@@ -559,6 +559,27 @@ static void sc_silentread(void)
 	alarm(0);
 }
 
+/*
+ * nbpoll: a non-blocking connect waited for with a fortified poll
+ * (__poll_chk), then SO_ERROR: with the wait engine, the retries happen
+ * inside that poll.
+ */
+static void sc_nbpoll(void)
+{
+	struct sockaddr_in in = { .sin_family = AF_INET,
+		.sin_port = htons((uint16_t)port) };
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0), err = 0;
+	socklen_t len = sizeof(err);
+	struct pollfd p = { .fd = s, .events = POLLOUT };
+
+	inet_pton(AF_INET, addr, &in.sin_addr);
+	t0 = now_ms();
+	report("connect", connect(s, (void *)&in, sizeof(in)), errno);
+	report("poll", poll(&p, var_nfds, 3000), errno);
+	getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &len);
+	report("soerror", err ? -1 : 0, err);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 4) {
@@ -602,6 +623,8 @@ int main(int argc, char **argv)
 		sc_signals();
 	else if (!strcmp(sc, "fortify"))
 		sc_fortify();
+	else if (!strcmp(sc, "nbpoll"))
+		sc_nbpoll();
 	else if (!strcmp(sc, "silentread"))
 		sc_silentread();
 	else
