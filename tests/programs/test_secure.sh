@@ -64,12 +64,12 @@ grep -q 'attempt 5/5' "$tmp/logs/plain.log" 2>/dev/null ||
 # Setuid: the library is loaded (it logs retries on stderr), but under the
 # built-in (or system) policy, and no log file is opened.
 run "$name" suid suid.log
-if ! grep -q 'resolute\[' "$tmp/err"; then
+if [ -e "$tmp/logs/suid.log" ]; then
+	fail "setuid client: RESOLUTE_LOG_FILE was opened"
+elif ! grep -q 'resolute\[' "$tmp/err"; then
 	fail "setuid client: the setuid library in $sysdir was not loaded"
 elif grep -q 'attempt [0-9]/5' "$tmp/err"; then
 	fail "setuid client: RESOLUTE_POLICY was honoured"
-elif [ -e "$tmp/logs/suid.log" ]; then
-	fail "setuid client: RESOLUTE_LOG_FILE was opened"
 fi
 
 # The loader's own rule: a path with '/' is not preloaded at all.
