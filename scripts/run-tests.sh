@@ -89,6 +89,9 @@ if [ "$what" = programs ] || [ "$what" = all ]; then
 	done
 fi
 
+# Shared retry budgets made for the tests' temporary policies outlive the
+# tests (until reboot); those whose policy file is gone are removed.
+[ -x "$RS_CLI" ] && "$RS_CLI" stats --prune >/dev/null 2>&1
 [ -n "$failed" ] && echo "failed:$failed"
 echo "$pass passed, $fail failed, $skip skipped"
 [ $fail -eq 0 ]

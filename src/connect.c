@@ -17,7 +17,9 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/time.h>
 #include <sys/un.h>
 
 #include "budget.h"
@@ -27,6 +29,7 @@
 #include "names.h"
 #include "real.h"
 #include "rng.h"
+#include "stats.h"
 
 unsigned rs_connect_classify(int err, int family)
 {
@@ -178,6 +181,7 @@ static void finish(struct rs_fd *e, int err, int64_t now)
 		return;
 	}
 	e->final_error = err;
+	rs_stats_add(e->rule, RS_STAT_GIVE_UPS);
 	rs_fd_set_state(e, RS_FD_FAILED);
 }
 
@@ -192,6 +196,8 @@ static void after_failure(int fd, struct rs_fd *e, int err, int64_t now)
 	unsigned cls = rs_connect_classify(err, e->addr.ss_family);
 
 	e->last_error = err;
+	if (cls == RS_CLASS_TIMEOUT)
+		rs_stats_add(e->rule, RS_STAT_TIMEOUTS);
 	dissolve(fd, e);
 	if (!(cls & s->retry_on) || e->attempt >= s->attempts) {
 		bool retried = e->attempt > 1;
@@ -212,15 +218,42 @@ static void after_failure(int fd, struct rs_fd *e, int err, int64_t now)
 		return;
 	}
 	if (!rs_budget_take_retry(rt->policy, e->rule, s, now)) {
+		rs_stats_add(e->rule, RS_STAT_BUDGET_DENIALS);
 		log_attempt(RS_LOG_WARN, e, err, -1, "budget_exhausted",
 		    "; retry budget exhausted");
 		finish(e, err, now);
 		return;
 	}
+	rs_stats_add(e->rule, RS_STAT_RETRIES);
 	log_attempt(RS_LOG_WARN, e, err, wait, "retry", "");
 	e->prev_wait_ms = wait;
 	e->retry_at_ms = now + wait;
 	rs_fd_set_state(e, RS_FD_BACKOFF);
+}
+
+/*
+ * Ends the logical connect with ETIMEDOUT because the budget or the process
+ * deadline has passed before the next attempt could start: a SYN sent now
+ * could only be abandoned (on loopback it would even complete a handshake
+ * the server then sees reset), so none is sent.
+ */
+static void out_of_time(struct rs_fd *e, int64_t now)
+{
+	char addr[128], dest[RS_HOST_MAX + 160];
+
+	if (rs_log_enabled(RS_LOG_WARN)) {
+		format_dest(e, addr, sizeof(addr), dest, sizeof(dest));
+		struct rs_log_fields f = {
+			.event = "deadline", .host = e->host[0] ? e->host : NULL,
+			.addr = addr, .attempt = (int)e->attempt + 1,
+			.attempts = (int)e->settings->attempts,
+			.error = describe(ETIMEDOUT), .wait_ms = -1,
+		};
+		rs_log(RS_LOG_WARN, &f, "connect %s: no time left for "
+		    "attempt %u/%u", dest, e->attempt + 1,
+		    e->settings->attempts);
+	}
+	finish(e, ETIMEDOUT, now);
 }
 
 /* Starts attempt e->attempt + 1 on a socket that is non-blocking now. */
@@ -229,6 +262,7 @@ static void start_attempt(int fd, struct rs_fd *e, int64_t now)
 	uint32_t ct = e->settings->connect_timeout_ms;
 
 	e->attempt++;
+	rs_stats_add(e->rule, RS_STAT_ATTEMPTS);
 	e->attempt_deadline_ms = ct == RS_OFF ? e->deadline_ms :
 	    rs_clock_min(now + ct, e->deadline_ms);
 	rs_fd_set_state(e, RS_FD_CONNECTING);
@@ -265,7 +299,10 @@ enum rs_connect_want rs_connect_step(int fd, struct rs_fd *e, int ready,
 		enum rs_fd_state st = rs_fd_state(e);
 
 		if (st == RS_FD_BACKOFF && now >= e->retry_at_ms) {
-			start_attempt(fd, e, now);
+			if (now >= e->deadline_ms)
+				out_of_time(e, now);
+			else
+				start_attempt(fd, e, now);
 			ready = 0;
 			continue;
 		}
@@ -326,13 +363,15 @@ int rs_connect_take_error(struct rs_fd *e)
 }
 
 /*
- * Waits, for a blocking connect, until the pending connect needs a step.
- * Returns 1 when the socket was reported, 0 on time, -EINTR on a signal.
+ * Waits, for a blocking connect, until the pending connect needs a step or
+ * until (the program's own timeout).  Returns 1 when the socket was
+ * reported, 0 on time, -EINTR on a signal.
  */
-static int wait_blocking(int fd, struct rs_fd *e)
+static int wait_blocking(int fd, struct rs_fd *e, int64_t until)
 {
 	int64_t now = rs_clock_now_ms();
-	int tmo = rs_clock_remaining_ms(rs_connect_next_ms(e), now);
+	int tmo = rs_clock_remaining_ms(rs_clock_min(rs_connect_next_ms(e),
+	    until), now);
 	struct pollfd p = { .fd = fd, .events = POLLOUT };
 	int n;
 
@@ -346,33 +385,80 @@ static int wait_blocking(int fd, struct rs_fd *e)
 }
 
 /*
- * Runs a blocking logical connect to its end on a socket made non-blocking
- * for the duration.  A signal ends the call with EINTR, as the kernel does
- * for sockets with a timeout; the state is kept so that the next connect()
- * resumes the same logical connect.
+ * Returns when the program's own connect timeout ends: SO_SNDTIMEO, after
+ * which the kernel's blocking connect fails with EINPROGRESS and goes on in
+ * the background; RS_NEVER when none is set.
+ */
+static int64_t program_deadline(int fd)
+{
+	struct timeval tv = { 0, 0 };
+	socklen_t len = sizeof(tv);
+
+	if (rs_real_getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &len) < 0 ||
+	    (tv.tv_sec == 0 && tv.tv_usec == 0))
+		return RS_NEVER;
+	return rs_clock_now_ms() + (int64_t)tv.tv_sec * 1000 +
+	    (tv.tv_usec + 999) / 1000;
+}
+
+/*
+ * Returns whether every installed signal handler has SA_RESTART.  Linux
+ * restarts an interrupted blocking connect() when the handler has
+ * SA_RESTART and the socket has no SO_SNDTIMEO (signal(7)), and programs
+ * relying on that never expect EINTR.  Which signal interrupted our poll
+ * is unknown (only a handler can: default actions either kill or let the
+ * poll restart), hence all of them.  64 sigaction queries, on EINTR only.
+ */
+static bool handlers_restart(void)
+{
+	struct sigaction sa;
+
+	for (int sig = 1; sig < NSIG; sig++) {
+		if (sigaction(sig, NULL, &sa) < 0 || sa.sa_handler == SIG_DFL ||
+		    sa.sa_handler == SIG_IGN)
+			continue;
+		if (!(sa.sa_flags & SA_RESTART))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Runs a blocking logical connect on a socket made non-blocking for the
+ * duration, to its end or, as the kernel's connect, until a signal whose
+ * handler lacks SA_RESTART (EINTR) or the program's SO_SNDTIMEO
+ * (EINPROGRESS).  Then the state is kept: a later connect() resumes the
+ * same logical connect, or the program's waits drive it.
  */
 static int run_blocking(int fd, struct rs_fd *e, int flags)
 {
-	int ret, ready = 0;
+	int ret, ready = 0, save = errno;
+	int64_t until = program_deadline(fd);
 
 	rs_real_fcntl(fd, F_SETFL, (uintptr_t)(flags | O_NONBLOCK));
 	for (;;) {
-		if (rs_connect_step(fd, e, ready, rs_clock_now_ms()) ==
-		    RS_WANT_NOTHING) {
+		int64_t now = rs_clock_now_ms();
+
+		if (rs_connect_step(fd, e, ready, now) == RS_WANT_NOTHING) {
 			ret = rs_fd_state(e) == RS_FD_CONNECTED ? 0 :
 			    -e->final_error;
-			e->blocking_interrupted = false;
 			break;
 		}
-		ready = wait_blocking(fd, e);
-		if (ready < 0) {
+		ret = -EINPROGRESS;
+		if (now >= until)
+			break;
+		ready = wait_blocking(fd, e, until);
+		if (ready == -EINTR && until == RS_NEVER && handlers_restart()) {
+			errno = save;	/* the kernel would restart: go on */
+			ready = 0;
+		} else if (ready < 0) {
 			ret = ready;
-			e->blocking_interrupted = true;
 			break;
 		}
 	}
+	e->blocking_interrupted = ret == -EINTR || ret == -EINPROGRESS;
 	rs_real_fcntl(fd, F_SETFL, (uintptr_t)flags);
-	if (ret != 0 && ret != -EINTR)
+	if (ret != 0 && !e->blocking_interrupted)
 		rs_fd_forget(fd);
 	return ret;
 }
@@ -421,6 +507,34 @@ static int again(int fd, struct rs_fd *e, const struct sockaddr *sa,
 	}
 }
 
+/*
+ * At debug level, says which rule applies to a destination and why; e is
+ * the new entry, or NULL when the connection is passed through.
+ */
+static void log_decision(const struct rs_policy *p, const struct rs_target *t,
+    const struct rs_rule *rule, const struct rs_fd *e)
+{
+	char ct[16], rt[16], addr[128], dest[RS_HOST_MAX + 160];
+
+	if (!rs_log_enabled(RS_LOG_DEBUG))
+		return;
+	if (!e) {
+		rs_log(RS_LOG_DEBUG, NULL, "connect %s: %s; passed through",
+		    t->host ? t->host : t->path ? t->path : "(by address)",
+		    rule ? "passthrough rule" : "no unix: rule matches");
+		return;
+	}
+	format_dest(e, addr, sizeof(addr), dest, sizeof(dest));
+	rs_log(RS_LOG_DEBUG, NULL, "connect %s: %s%s (%s:%u): "
+	    "connect_timeout %s, attempts %u, read_timeout %s%s", dest,
+	    rule ? "rule " : "defaults", rule ? rule->match.text : "",
+	    p->path, rule ? rule->line : p->defaults_line,
+	    rs_duration_format(e->settings->connect_timeout_ms, ct, sizeof(ct)),
+	    e->settings->attempts, rs_duration_format(
+		e->settings->read_timeout_ms, rt, sizeof(rt)),
+	    e->nonblocking ? ", non-blocking" : "");
+}
+
 /* Fills a fresh entry for a new logical connect. */
 static void begin(struct rs_fd *e, const struct rs_target *t,
     const struct rs_settings *s, const struct rs_rule *rule,
@@ -440,6 +554,7 @@ static void begin(struct rs_fd *e, const struct rs_target *t,
 	if (t->host)
 		snprintf(e->host, sizeof(e->host), "%s", t->host);
 	rs_budget_note_connect(rt->policy, rule, s, now);
+	rs_stats_add(rule, RS_STAT_CONNECTS);
 	rs_fd_set_state(e, RS_FD_BACKOFF);
 }
 
@@ -476,12 +591,15 @@ int rs_connect(int fd, const struct sockaddr *sa, socklen_t len)
 	const struct rs_rule *rule = NULL;
 	const struct rs_settings *s = rs_policy_lookup(rt->policy, &t, &rule);
 
-	if (!s || !(e = rs_fd_claim(fd)))
+	if (!s || !(e = rs_fd_claim(fd))) {
+		log_decision(rt->policy, &t, rule, NULL);
 		return pass(fd, sa, len);
+	}
 	int64_t now = rs_clock_now_ms();
 
 	begin(e, &t, s, rule, sa, len, now);
 	e->nonblocking = (flags & O_NONBLOCK) != 0;
+	log_decision(rt->policy, &t, rule, e);
 	if (!(flags & O_NONBLOCK))
 		return run_blocking(fd, e, flags);
 	if (rs_connect_step(fd, e, 0, now) != RS_WANT_NOTHING)

@@ -16,6 +16,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "clock.h"
 #include "default_policy.h"
 #include "fdtable.h"
@@ -24,6 +25,7 @@
 #include "names.h"
 #include "policy_yaml.h"
 #include "rng.h"
+#include "stats.h"
 
 #define EX_CONFIG 78
 #define SYSTEM_POLICY "/etc/resolute/policy.yaml"
@@ -118,6 +120,8 @@ static void init_locked(void)
 		if (!runtime.policy && env_is("RESOLUTE_STRICT", "1"))
 			_exit(EX_CONFIG);
 		runtime.active = runtime.policy != NULL;
+		if (runtime.active)
+			rs_stats_init(runtime.policy);
 	}
 	errno = save;
 }
@@ -160,6 +164,14 @@ static void fork_child(void)
 	rs_fd_fork_child();
 	rs_names_fork_child();
 	rs_rng_reseed();
+	rs_budget_fork_child();
+}
+
+/* The per-rule summary line (info level) when the process exits. */
+__attribute__((destructor)) static void rs_destructor(void)
+{
+	if (rs_runtime())
+		rs_stats_log_summary();
 }
 
 __attribute__((constructor)) static void rs_constructor(void)

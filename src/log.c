@@ -76,16 +76,19 @@ int rs_log_configure(bool secure)
 			log_level = l;
 	}
 	if (fmt && *fmt) {
-		if (strcmp(fmt, "json") == 0)
-			log_json = 1;
-		else if (strcmp(fmt, "text") != 0)
+		if (strcmp(fmt, "json") == 0 || strcmp(fmt, "text") == 0)
+			log_json = strcmp(fmt, "json") == 0;
+		else
 			bad = 1;
 	}
 	if (file && *file) {
 		int fd = rs_sys_open(file, O_WRONLY | O_APPEND | O_CREAT, 0600);
 
-		if (fd >= 0)
+		if (fd >= 0) {
+			if (log_fd != 2)
+				rs_sys_close(log_fd);
 			log_fd = fd;
+		}
 		else
 			rs_log(RS_LOG_WARN, NULL, "cannot open log file %s: %s",
 			    file, strerror(-fd));
@@ -103,6 +106,8 @@ int rs_log_configure(bool secure)
  * attribute lets clang check the callers' literals (-Wformat-nonliteral).
  */
 __attribute__((format(printf, 4, 5)))
+static void put(char *buf, size_t cap, size_t *pos, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 static void put(char *buf, size_t cap, size_t *pos, const char *fmt, ...)
 {
 	va_list ap;
@@ -152,6 +157,8 @@ static void put_json_fields(char *buf, size_t cap, size_t *pos,
 		    f->attempt, f->attempts);
 	if (f->wait_ms >= 0)
 		put(buf, cap, pos, ",\"wait_ms\":%lld", (long long)f->wait_ms);
+	if (f->json_extra)
+		put(buf, cap, pos, ",%s", f->json_extra);
 }
 
 static const char journal_prio[] = { '3', '4', '6', '7' };
