@@ -163,13 +163,14 @@ static void test_children_get_retries(void **state)
  * 64 threads, three rounds each, against a refused port, a late listener
  * (1.5 s) and a silent peer (connect, dup, close, read with a 300 ms
  * timeout where the build has them): every outcome as expected, no
- * deadlock (harmprog's 60 s alarm), no crash.
+ * deadlock (harmprog's 60 s alarm), no crash.  The retry budget is opened
+ * wide: this storm is the point here, not what the budget makes of it.
  */
 static void test_threads_against_faulty_servers(void **state)
 {
 	struct t_peer late;
 	int refused = h_refused_port();
-	char yaml[512], p0[16], p1[16], p2[16];
+	char yaml[640], p0[16], p1[16], p2[16];
 	const char *env[] = { have_io ? "HARM_READ=1" : NULL, NULL };
 	struct t_run r;
 
@@ -177,6 +178,8 @@ static void test_threads_against_faulty_servers(void **state)
 	assert_int_equal(t_peer_start(&late, "late", "-d", "1500", NULL), 0);
 	snprintf(yaml, sizeof(yaml), "version: 1\ndefaults:\n"
 	    "  read_timeout: 300ms\n  attempts: 8\n  connect_budget: 20s\n"
+	    "  retry_budget:\n    ratio: 1000\n    min_per_second: 1000000\n"
+	    "    scope: process\n"
 	    "  backoff:\n    base: 100ms\n    cap: 800ms\nhosts:\n"
 	    "  - match: 127.0.0.1:%d\n    attempts: 3\n    backoff:\n"
 	    "      base: 20ms\n", refused);
