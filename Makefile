@@ -46,7 +46,7 @@ ITEST_SRC := $(sort $(wildcard tests/integration/*.c))
 ITEST_BIN := $(patsubst tests/integration/%.c,$(B)/itests/%,$(ITEST_SRC))
 
 .PHONY: all lib cli tests test unit integration demo bench install uninstall \
-	asan valgrind format format-check lint clean help deps
+	asan valgrind fuzz format format-check lint clean help deps
 
 all: lib cli ## build build/libresolute.so and build/resolute
 
@@ -136,6 +136,9 @@ asan: ## the whole test suite under ASan+UBSan
 
 valgrind: all tests ## the unit tests under valgrind
 	$(Q)RS_VALGRIND=1 scripts/run-tests.sh unit
+
+fuzz: ## libFuzzer: policy loader and match grammar, FUZZ_SECONDS each (60)
+	$(Q)B=$(B) FUZZ_SECONDS=$(or $(FUZZ_SECONDS),60) scripts/fuzz.sh
 
 install: all ## install under $(DESTDIR)$(PREFIX)
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR) \

@@ -49,7 +49,8 @@ static void expect(int family, const void *addr, const char *want)
 
 static void test_learn_lookup(void **state)
 {
-	uint8_t a[4], b[4], c[16];
+	/* a is 16 bytes: it is also looked up as an IPv6 address. */
+	uint8_t a[16] = { 0 }, b[4], c[16];
 
 	(void)state;
 	v4("10.0.0.5", a);
