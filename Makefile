@@ -167,7 +167,7 @@ format-check:
 lint: ## cppcheck, shellcheck and the no-interposed-calls rule
 	cppcheck --quiet --error-exitcode=1 --std=c11 -D_GNU_SOURCE \
 		--suppress=missingIncludeSystem --inline-suppr -Isrc src tools
-	shellcheck -S warning scripts/*.sh .ci/run
+	shellcheck -S warning scripts/*.sh .ci/run tests/programs/*.sh
 	scripts/lint-calls.sh
 
 clean:

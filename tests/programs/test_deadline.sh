@@ -29,9 +29,10 @@ tmp=$(mktemp -d)
 # The budget segments made for this test's policy are removed at the end.
 ls /dev/shm >"$tmp/shm-before" 2>/dev/null
 cleanup() {
-	ls /dev/shm 2>/dev/null | grep "^resolute-$(id -u)-" |
-		grep -vxFf "$tmp/shm-before" | sed 's|^|/dev/shm/|' |
-		xargs rm -f
+	for f in /dev/shm/resolute-"$(id -u)"-*; do
+		[ -e "$f" ] || continue
+		grep -qxF "${f#/dev/shm/}" "$tmp/shm-before" || rm -f "$f"
+	done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
