@@ -450,13 +450,22 @@ static int64_t program_deadline(int fd)
  * is unknown (only a handler can: default actions either kill or let the
  * poll restart), hence all of them.  64 sigaction queries, on EINTR only.
  */
+static bool synchronous(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE ||
+	    sig == SIGILL || sig == SIGTRAP || sig == SIGSYS;
+}
+
 static bool handlers_restart(void)
 {
 	struct sigaction sa;
 
 	for (int sig = 1; sig < NSIG; sig++) {
-		if (sigaction(sig, NULL, &sa) < 0 || sa.sa_handler == SIG_DFL ||
-		    sa.sa_handler == SIG_IGN)
+		/* Fault signals are raised by the faulting thread itself and
+		   never interrupt a wait; sanitizers and crash handlers
+		   install them without SA_RESTART. */
+		if (synchronous(sig) || sigaction(sig, NULL, &sa) < 0 ||
+		    sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN)
 			continue;
 		if (!(sa.sa_flags & SA_RESTART))
 			return false;

@@ -24,7 +24,20 @@ for f in "$CLI" "$CLIENT"; do
 	[ -x "$f" ] || { echo "FAIL: $f is not built"; exit 1; }
 done
 unset RESOLUTE_DEADLINE RESOLUTE_POLICY RESOLUTE_DISABLE LD_PRELOAD
-export RESOLUTE_LIB=${RS_LIB:-$B/libresolute.so}
+# RS_LIB may be "SANITIZER-RUNTIME LIBRARY" (make asan): resolute run takes
+# the library alone and keeps an LD_PRELOAD it finds, so the runtime goes
+# there.
+lib=${RS_LIB:-$B/libresolute.so}
+export RESOLUTE_LIB="${lib##* }"
+pre=""
+[ "$lib" != "${lib##* }" ] && pre="${lib% *}"
+cli() {
+	if [ -n "$pre" ]; then
+		LD_PRELOAD="$pre" "$CLI" "$@"
+	else
+		"$CLI" "$@"
+	fi
+}
 tmp=$(mktemp -d)
 # The budget segments made for this test's policy are removed at the end.
 ls /dev/shm >"$tmp/shm-before" 2>/dev/null
@@ -84,7 +97,7 @@ run_case() {
 
 blocking="$CLIENT 127.0.0.2 9 connect"
 run_case "blocking connects, resolute run --deadline 2s" \
-	"$CLI" run --policy "$tmp/policy.yaml" --deadline 2s -- \
+	cli run --policy "$tmp/policy.yaml" --deadline 2s -- \
 	sh -c "$(script "$blocking")"
 grep -q 'no time left' "$tmp/out" ||
 	fail "no 'no time left' line: $(cat "$tmp/out")"
@@ -93,7 +106,7 @@ if command -v curl >/dev/null 2>&1; then
 	# curl's own limit only keeps a failure of this test short.
 	fetch="curl -sS -m 8 -o /dev/null http://127.0.0.2:9/"
 	run_case "curl, resolute run --deadline 2s" \
-		"$CLI" run --policy "$tmp/policy.yaml" --deadline 2s -- \
+		cli run --policy "$tmp/policy.yaml" --deadline 2s -- \
 		sh -c "$(script "$fetch")"
 else
 	echo "curl not installed: curl case not run"
@@ -102,17 +115,17 @@ fi
 # The same by hand, as SPEC §3 describes the variable.
 start=$(now_ms)
 RESOLUTE_DEADLINE=$((start + 2000)) RESOLUTE_POLICY=$tmp/policy.yaml \
-	LD_PRELOAD=$RESOLUTE_LIB sh -c "$(script "$blocking")" >"$tmp/out" 2>&1
+	LD_PRELOAD=$lib sh -c "$(script "$blocking")" >"$tmp/out" 2>&1
 within "blocking connects, RESOLUTE_DEADLINE by hand" "$start" 2000 \
 	$((2000 + slack))
 
 # Nested: an inner, later --deadline keeps the outer one ...
 run_case "outer 2s, inner 10s" \
-	"$CLI" run --policy "$tmp/policy.yaml" --deadline 2s -- \
+	cli run --policy "$tmp/policy.yaml" --deadline 2s -- \
 	"$CLI" run --deadline 10s -- sh -c "$(script "$blocking")"
 before=$(now_ms)
-outer=$("$CLI" run --deadline 5s -- sh -c 'echo "$RESOLUTE_DEADLINE"')
-nested=$(RESOLUTE_DEADLINE=$outer "$CLI" run --deadline 60s -- \
+outer=$(cli run --deadline 5s -- sh -c 'echo "$RESOLUTE_DEADLINE"')
+nested=$(RESOLUTE_DEADLINE=$outer cli run --deadline 60s -- \
 	sh -c 'echo "$RESOLUTE_DEADLINE"')
 [ "$nested" = "$outer" ] ||
 	fail "inner --deadline 60s changed RESOLUTE_DEADLINE $outer to $nested"
@@ -122,9 +135,9 @@ if [ "$outer" -lt $((before + 5000)) ] ||
 fi
 # ... and an inner, earlier one shortens it.
 run_case "outer 10s, inner 2s" \
-	"$CLI" run --policy "$tmp/policy.yaml" --deadline 10s -- \
+	cli run --policy "$tmp/policy.yaml" --deadline 10s -- \
 	"$CLI" run --deadline 2s -- sh -c "$(script "$blocking")"
-shorter=$(RESOLUTE_DEADLINE=$outer "$CLI" run --deadline 1s -- \
+shorter=$(RESOLUTE_DEADLINE=$outer cli run --deadline 1s -- \
 	sh -c 'echo "$RESOLUTE_DEADLINE"')
 [ "$shorter" -lt "$outer" ] ||
 	fail "inner --deadline 1s did not shorten $outer (got $shorter)"
