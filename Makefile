@@ -113,11 +113,20 @@ integration: all tests
 	$(Q)scripts/run-tests.sh integration
 
 demo: deps ## show curl surviving a flaky server, with and without resolute
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory all $(B)/itests/peer
 	$(Q)scripts/demo.sh
 
-bench: all ## benchmarks: figures with and without the library, as ratios
-	$(Q)scripts/bench.sh
+BENCH_SRC := $(sort $(wildcard bench/*.c))
+BENCH_BIN := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
+
+$(B)/bench/%: bench/%.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) -D_GNU_SOURCE -O2 -g -Wall -Wextra $(WERROR) -o $@ $< -lpthread
+
+bench: all $(BENCH_BIN) $(B)/itests/peer ## benchmarks: figures with and without the library, as ratios
+	$(Q)if [ -x scripts/bench.sh ]; then scripts/bench.sh; fi
+	$(Q)scripts/bench-sidecar.sh
 
 asan: ## the whole test suite under ASan+UBSan
 	$(Q)$(MAKE) --no-print-directory B=build-asan OPT="-O1 -g" \

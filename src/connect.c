@@ -27,6 +27,7 @@
 #include "names.h"
 #include "real.h"
 #include "rng.h"
+#include "stats.h"
 
 unsigned rs_connect_classify(int err, int family)
 {
@@ -184,6 +185,7 @@ static void finish(struct rs_fd *e, int err, int64_t now)
 		return;
 	}
 	e->final_error = err;
+	rs_stats_add(e->rule, RS_STAT_GIVE_UPS);
 	rs_fd_set_state(e, RS_FD_FAILED);
 }
 
@@ -198,6 +200,8 @@ static void after_failure(int fd, struct rs_fd *e, int err, int64_t now)
 	unsigned cls = rs_connect_classify(err, e->addr.ss_family);
 
 	e->last_error = err;
+	if (cls == RS_CLASS_TIMEOUT)
+		rs_stats_add(e->rule, RS_STAT_TIMEOUTS);
 	dissolve(fd, e);
 	if (!(cls & s->retry_on) || e->attempt >= s->attempts) {
 		bool retried = e->attempt > 1;
@@ -218,11 +222,13 @@ static void after_failure(int fd, struct rs_fd *e, int err, int64_t now)
 		return;
 	}
 	if (!rs_budget_take_retry(rt->policy, e->rule, s, now)) {
+		rs_stats_add(e->rule, RS_STAT_BUDGET_DENIALS);
 		log_attempt(RS_LOG_WARN, e, err, -1, "budget_exhausted",
 		    "; retry budget exhausted");
 		finish(e, err, now);
 		return;
 	}
+	rs_stats_add(e->rule, RS_STAT_RETRIES);
 	log_attempt(RS_LOG_WARN, e, err, wait, "retry", "");
 	e->prev_wait_ms = wait;
 	e->retry_at_ms = now + wait;
@@ -235,6 +241,7 @@ static void start_attempt(int fd, struct rs_fd *e, int64_t now)
 	uint32_t ct = e->settings->connect_timeout_ms;
 
 	e->attempt++;
+	rs_stats_add(e->rule, RS_STAT_ATTEMPTS);
 	e->attempt_deadline_ms = ct == RS_OFF ? e->deadline_ms :
 	    rs_clock_min(now + ct, e->deadline_ms);
 	rs_fd_set_state(e, RS_FD_CONNECTING);
@@ -427,6 +434,34 @@ static int again(int fd, struct rs_fd *e, const struct sockaddr *sa,
 	}
 }
 
+/*
+ * At debug level, says which rule applies to a destination and why; e is
+ * the new entry, or NULL when the connection is passed through.
+ */
+static void log_decision(const struct rs_policy *p, const struct rs_target *t,
+    const struct rs_rule *rule, const struct rs_fd *e)
+{
+	char ct[16], rt[16], addr[128], dest[RS_HOST_MAX + 160];
+
+	if (!rs_log_enabled(RS_LOG_DEBUG))
+		return;
+	if (!e) {
+		rs_log(RS_LOG_DEBUG, NULL, "connect %s: %s; passed through",
+		    t->host ? t->host : t->path ? t->path : "(by address)",
+		    rule ? "passthrough rule" : "no unix: rule matches");
+		return;
+	}
+	format_dest(e, addr, sizeof(addr), dest, sizeof(dest));
+	rs_log(RS_LOG_DEBUG, NULL, "connect %s: %s%s (%s:%u): "
+	    "connect_timeout %s, attempts %u, read_timeout %s%s", dest,
+	    rule ? "rule " : "defaults", rule ? rule->match.text : "",
+	    p->path, rule ? rule->line : p->defaults_line,
+	    rs_duration_format(e->settings->connect_timeout_ms, ct, sizeof(ct)),
+	    e->settings->attempts, rs_duration_format(
+		e->settings->read_timeout_ms, rt, sizeof(rt)),
+	    e->nonblocking ? ", non-blocking" : "");
+}
+
 /* Fills a fresh entry for a new logical connect. */
 static void begin(struct rs_fd *e, const struct rs_target *t,
     const struct rs_settings *s, const struct rs_rule *rule,
@@ -446,6 +481,7 @@ static void begin(struct rs_fd *e, const struct rs_target *t,
 	if (t->host)
 		snprintf(e->host, sizeof(e->host), "%s", t->host);
 	rs_budget_note_connect(rt->policy, rule, s, now);
+	rs_stats_add(rule, RS_STAT_CONNECTS);
 	rs_fd_set_state(e, RS_FD_BACKOFF);
 }
 
@@ -482,12 +518,15 @@ int rs_connect(int fd, const struct sockaddr *sa, socklen_t len)
 	const struct rs_rule *rule = NULL;
 	const struct rs_settings *s = rs_policy_lookup(rt->policy, &t, &rule);
 
-	if (!s || !(e = rs_fd_claim(fd)))
+	if (!s || !(e = rs_fd_claim(fd))) {
+		log_decision(rt->policy, &t, rule, NULL);
 		return pass(fd, sa, len);
+	}
 	int64_t now = rs_clock_now_ms();
 
 	begin(e, &t, s, rule, sa, len, now);
 	e->nonblocking = (flags & O_NONBLOCK) != 0;
+	log_decision(rt->policy, &t, rule, e);
 	if (!(flags & O_NONBLOCK))
 		return run_blocking(fd, e, flags);
 	if (rs_connect_step(fd, e, 0, now) != RS_WANT_NOTHING)

@@ -23,6 +23,7 @@
 #include "names.h"
 #include "policy_yaml.h"
 #include "rng.h"
+#include "stats.h"
 
 #define EX_CONFIG 78
 #define SYSTEM_POLICY "/etc/resolute/policy.yaml"
@@ -117,6 +118,8 @@ static void init_locked(void)
 		if (!runtime.policy && env_is("RESOLUTE_STRICT", "1"))
 			_exit(EX_CONFIG);
 		runtime.active = runtime.policy != NULL;
+		if (runtime.active)
+			rs_stats_init(runtime.policy);
 	}
 	errno = save;
 }
@@ -157,6 +160,13 @@ static void fork_child(void)
 {
 	rs_names_fork_child();
 	rs_rng_reseed();
+}
+
+/* The per-rule summary line (info level) when the process exits. */
+__attribute__((destructor)) static void rs_destructor(void)
+{
+	if (rs_runtime())
+		rs_stats_log_summary();
 }
 
 __attribute__((constructor)) static void rs_constructor(void)

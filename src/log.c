@@ -76,16 +76,19 @@ int rs_log_configure(bool secure)
 			log_level = l;
 	}
 	if (fmt && *fmt) {
-		if (strcmp(fmt, "json") == 0)
-			log_json = 1;
-		else if (strcmp(fmt, "text") != 0)
+		if (strcmp(fmt, "json") == 0 || strcmp(fmt, "text") == 0)
+			log_json = strcmp(fmt, "json") == 0;
+		else
 			bad = 1;
 	}
 	if (file && *file) {
 		int fd = rs_sys_open(file, O_WRONLY | O_APPEND | O_CREAT, 0600);
 
-		if (fd >= 0)
+		if (fd >= 0) {
+			if (log_fd != 2)
+				rs_sys_close(log_fd);
 			log_fd = fd;
+		}
 		else
 			rs_log(RS_LOG_WARN, NULL, "cannot open log file %s: %s",
 			    file, strerror(-fd));
@@ -148,6 +151,8 @@ static void put_json_fields(char *buf, size_t cap, size_t *pos,
 		    f->attempt, f->attempts);
 	if (f->wait_ms >= 0)
 		put(buf, cap, pos, ",\"wait_ms\":%lld", (long long)f->wait_ms);
+	if (f->json_extra)
+		put(buf, cap, pos, ",%s", f->json_extra);
 }
 
 static const char journal_prio[] = { '3', '4', '6', '7' };

@@ -23,6 +23,8 @@ struct rs_log_fields {
 	int attempts;
 	const char *error;	/* "connection refused", or NULL */
 	int64_t wait_ms;	/* -1 when no wait follows */
+	const char *json_extra;	/* more fields, pre-formatted as
+				   "\"k\":v,\"k2\":v2", or NULL */
 };
 
 /*

@@ -421,6 +421,12 @@ static bool host_has_suffix(const char *host, const char *suffix)
 	return n > k && strncasecmp(host + n - k, suffix, k) == 0;
 }
 
+/*
+ * Unix globs use fnmatch() without FNM_PATHNAME or FNM_PERIOD: a star
+ * also matches "/" and a leading dot, so the glob "/run/postgresql/" plus
+ * a star covers "/run/postgresql/.s.PGSQL.5432", and "/run/" plus a star
+ * covers everything below /run.
+ */
 bool rs_match_test(const struct rs_match *m, const struct rs_target *t)
 {
 	if (m->kind == RS_MATCH_UNIX)

@@ -320,6 +320,28 @@ static void test_error_cap(void **state)
 	free(text);
 }
 
+/* Deep nesting is cut off, not followed down the stack. */
+static void test_deep_nesting(void **state)
+{
+	size_t depth = 100000, n = 0;
+	char *text = malloc(2 * depth + 32), got[512];
+	struct rs_diags d = { 0 };
+	struct rs_policy *p = NULL;
+
+	(void)state;
+	n += (size_t)sprintf(text, "version: 1\nhosts: ");
+	memset(text + n, '[', depth);
+	memset(text + n + depth, ']', depth);
+	n += 2 * depth;
+	assert_int_equal(rs_policy_load_buffer("t", text, n, &p, &d),
+	    -EINVAL);
+	assert_int_equal(d.n, 2);
+	rs_diag_format(&d.v[1], got, sizeof(got));
+	assert_string_equal(got, "t:2:39: error: nested too deeply");
+	rs_diags_free(&d);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -330,6 +352,7 @@ int main(void)
 		cmocka_unit_test(test_unreadable),
 		cmocka_unit_test(test_many_errors),
 		cmocka_unit_test(test_error_cap),
+		cmocka_unit_test(test_deep_nesting),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,38 @@
+/*
+ * stats.h - per-rule counters, summarised in one log line at exit.
+ *
+ * Counters are indexed by rule: 0 for the defaults, i + 1 for host rule i.
+ * Updates are relaxed atomic increments, safe from any thread and cheap
+ * enough for the connect path (they are never touched by reads or writes
+ * that do not time out).
+ */
+#ifndef RS_STATS_H
+#define RS_STATS_H
+
+#include "policy.h"
+
+enum rs_stat {
+	RS_STAT_CONNECTS,	/* logical connects */
+	RS_STAT_ATTEMPTS,	/* kernel connect attempts */
+	RS_STAT_RETRIES,
+	RS_STAT_TIMEOUTS,	/* connect attempts that timed out */
+	RS_STAT_GIVE_UPS,	/* logical connects that failed */
+	RS_STAT_BUDGET_DENIALS,
+	RS_STAT_READ_TIMEOUTS,
+	RS_STAT_WRITE_TIMEOUTS,
+	RS_STAT_COUNT
+};
+
+/*
+ * Prepares counters for policy p (called once at start-up).  Returns 0 or
+ * -ENOMEM (counting is then skipped).
+ */
+int rs_stats_init(const struct rs_policy *p);
+
+/* Adds one to counter k of rule (NULL: the defaults). */
+void rs_stats_add(const struct rs_rule *rule, enum rs_stat k);
+
+/* Logs one info line per rule that saw traffic (the exit summary). */
+void rs_stats_log_summary(void);
+
+#endif /* RS_STATS_H */
