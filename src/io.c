@@ -26,6 +26,7 @@
 #include "init.h"
 #include "log.h"
 #include "real.h"
+#include "stats.h"
 
 /* Turns a real call's -1/errno into -errno. */
 #define RET(expr) ({ __typeof__(expr) r_ = (expr); r_ < 0 ? -errno : r_; })
@@ -86,7 +87,10 @@ static inline ssize_t touched(struct rs_fd *e, ssize_t r)
 	return r;
 }
 
-/* Logs one timeout at warn level, with the destination when known. */
+/*
+ * Counts and logs one timeout at warn level, with the destination when
+ * known.  Called once per occurrence.
+ */
 static void log_timeout(const struct rs_fd *e, bool out, int64_t now)
 {
 	const struct rs_settings *s = e->settings;
@@ -94,6 +98,8 @@ static void log_timeout(const struct rs_fd *e, bool out, int64_t now)
 	bool by_deadline = t == RS_OFF || now < rs_fd_last_activity(e) + t;
 	char addr[128], dest[RS_HOST_MAX + 160];
 
+	rs_stats_add(e->rule, out ? RS_STAT_WRITE_TIMEOUTS :
+	    RS_STAT_READ_TIMEOUTS);
 	if (!rs_log_enabled(RS_LOG_WARN))
 		return;
 	rs_connect_format_dest(e, addr, sizeof(addr), dest, sizeof(dest));
