@@ -142,8 +142,8 @@ static int poll_until(int fd, short want, int64_t until, int64_t now)
  * A blocking call on a socket whose logical connect is still under way
  * waits for its end, as the kernel makes a read or write on a connecting
  * socket wait.  The socket is non-blocking meanwhile, since each attempt
- * must be a non-blocking kernel connect.  Returns 0 when connected, or
- * -errno: the connect's error, or EINTR.
+ * must be a non-blocking kernel connect.  Returns 0 when the connect
+ * ended (connected or failed), or -errno (EINTR).
  */
 static int wait_connected(int fd, struct rs_fd *e)
 {
@@ -166,12 +166,39 @@ static int wait_connected(int fd, struct rs_fd *e)
 		}
 	}
 	rs_real_fcntl(fd, F_SETFL, (uintptr_t)flags);
-	if (r == 0 && rs_fd_state(e) != RS_FD_CONNECTED) {
+	return r;
+}
+
+/*
+ * Brings a logical connect under way (CONNECTING, BACKOFF) as far as it can
+ * go before a read or write: a non-blocking call takes one step without
+ * waiting (the wait that should have driven it may be one the library
+ * does not see) and fails with EAGAIN, as the kernel does, while it is
+ * still under way; a blocking one waits for its end.  Returns 0 when
+ * connected, 1 when the real call should answer (the connect failed and
+ * its error was already taken), or -errno.
+ */
+static int settle_connect(struct rs_fd *e, int fd, int flags)
+{
+	if (e->nonblocking || (flags & MSG_DONTWAIT)) {
+		rs_connect_step(fd, e, 1, rs_clock_now_ms());
+	} else {
+		int r = wait_connected(fd, e);
+
+		if (r < 0)
+			return r;
+	}
+	switch (rs_fd_state(e)) {
+	case RS_FD_CONNECTED:
+		return 0;
+	case RS_FD_FAILED: {
 		int err = rs_connect_take_error(e);
 
-		r = err > 0 ? -err : -ENOTCONN;
+		return err > 0 ? -err : 1;
 	}
-	return r;
+	default:
+		return -EAGAIN;
+	}
 }
 
 /*
@@ -190,12 +217,10 @@ static int route(struct rs_fd *e, int fd, bool out, int flags)
 	if (st != RS_FD_CONNECTED) {
 		if (st != RS_FD_CONNECTING && st != RS_FD_BACKOFF)
 			return PLAIN;
-		if (e->nonblocking || (flags & MSG_DONTWAIT))
-			return -EAGAIN;
-		int r = wait_connected(fd, e);
+		int r = settle_connect(e, fd, flags);
 
-		if (r < 0)
-			return r;
+		if (r != 0)
+			return r < 0 ? r : PLAIN;
 	}
 	if (e->nonblocking || (flags & MSG_DONTWAIT))
 		return timed(s) ? TOUCH : PLAIN;

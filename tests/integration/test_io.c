@@ -287,6 +287,55 @@ static void test_raw_close_reused_by_pipe(void **state)
 	}
 }
 
+/*
+ * A non-blocking connect that no wait has driven (here: a sleep, where a
+ * program might use a wait the library does not see) must not leave the
+ * socket failing with EAGAIN forever: the write steps the connect itself.
+ */
+static void test_nonblocking_write_after_undriven_connect(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	run_client(&r, POLICY_800, "echo", NULL, NULL, "nbconnect",
+	    "sleep:100", "send:hello", "sleep:200", "recv", NULL);
+	struct t_step s = find_step(&r, "send:hello");
+	struct t_step v = find_step(&r, "recv");
+
+	if (strcmp(s.result, "ok") || s.value != 5 || strcmp(v.result, "ok") ||
+	    v.value != 5) {
+		t_show(&r);
+		fail_msg("send %s %ld, recv %s %ld", s.result, s.value,
+		    v.result, v.value);
+	}
+}
+
+/*
+ * A blocking write on a socket whose connect is still under way waits for
+ * the connect, as the kernel would, and reports its failure: here a
+ * blackholed address with a 500 ms connect timeout and one attempt.
+ */
+static void test_blocking_write_while_connecting(void **state)
+{
+	struct t_run r;
+	char *argv[] = { (char *)t_client(), T_BLACKHOLE, "9", "nbconnect",
+		"block", "send:x", NULL };
+
+	(void)state;
+	if (!t_netns()) {
+		printf("SKIPPED: needs the fault namespace (root)\n");
+		skip();
+	}
+	char *policy = t_policy("version: 1\ndefaults:\n"
+	    "  connect_timeout: 500ms\n  attempts: 1\n"
+	    "  write_timeout: 5s\n");
+
+	assert_int_equal(t_run(&r, policy, NULL, argv), 0);
+	unlink(policy);
+	free(policy);
+	assert_failed_in(&r, "send:x", "ETIMEDOUT", 0, 500);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -300,6 +349,8 @@ int main(void)
 		cmocka_unit_test(test_waitall_partial_then_timeout),
 		cmocka_unit_test(test_peek_keeps_data),
 		cmocka_unit_test(test_raw_close_reused_by_pipe),
+		cmocka_unit_test(test_nonblocking_write_after_undriven_connect),
+		cmocka_unit_test(test_blocking_write_while_connecting),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
