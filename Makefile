@@ -32,7 +32,7 @@ SRC_PURE  := $(filter-out src/interpose.c,$(SRC_ALL))
 # The modules that know they live inside another process (a constructor,
 # dlsym, the engines); the command-line tool links everything else.
 SRC_INPROC := $(addprefix src/,interpose.c init.c real.c guard.c connect.c \
-	wait.c io.c fdtable.c)
+	wait.c epolltrack.c io.c fdtable.c)
 OBJ_CLI   := $(patsubst src/%.c,$(B)/obj/%.o,$(filter-out $(SRC_INPROC),$(SRC_ALL))) \
 	$(B)/obj/default_policy.o
 OBJ_ALL   := $(patsubst src/%.c,$(B)/obj/%.o,$(SRC_ALL)) $(B)/obj/default_policy.o
@@ -46,7 +46,7 @@ ITEST_SRC := $(sort $(wildcard tests/integration/*.c))
 ITEST_BIN := $(patsubst tests/integration/%.c,$(B)/itests/%,$(ITEST_SRC))
 
 .PHONY: all lib cli tests test unit integration demo bench install uninstall \
-	asan valgrind format format-check lint clean help deps
+	asan valgrind fuzz format format-check lint clean help deps
 
 all: lib cli ## build build/libresolute.so and build/resolute
 
@@ -137,6 +137,9 @@ asan: ## the whole test suite under ASan+UBSan
 valgrind: all tests ## the unit tests under valgrind
 	$(Q)RS_VALGRIND=1 scripts/run-tests.sh unit
 
+fuzz: ## libFuzzer: policy loader and match grammar, FUZZ_SECONDS each (60)
+	$(Q)B=$(B) FUZZ_SECONDS=$(or $(FUZZ_SECONDS),60) scripts/fuzz.sh
+
 install: all ## install under $(DESTDIR)$(PREFIX)
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
@@ -164,7 +167,7 @@ format-check:
 lint: ## cppcheck, shellcheck and the no-interposed-calls rule
 	cppcheck --quiet --error-exitcode=1 --std=c11 -D_GNU_SOURCE \
 		--suppress=missingIncludeSystem --inline-suppr -Isrc src tools
-	shellcheck -S warning scripts/*.sh .ci/run
+	shellcheck -S warning scripts/*.sh .ci/run tests/programs/*.sh
 	scripts/lint-calls.sh
 
 clean:

@@ -56,7 +56,7 @@ say "\$ resolute run --policy demo.yaml -- curl http://127.0.0.1:$port/"
 sed 's/^/   | /' "$POLICY"
 t0=$(ms)
 timeout 20 env RESOLUTE_LIB="$LIB" "$RESOLUTE" run --policy "$POLICY" --log info -- \
-	curl -sS "http://127.0.0.1:$port/"
+	curl -sS -w '\n' "http://127.0.0.1:$port/"
 echo "   -> curl exit $?, after $(( $(ms) - t0 )) ms"
 kill $peer 2>/dev/null; wait $peer 2>/dev/null
 

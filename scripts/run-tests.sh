@@ -17,6 +17,19 @@ B=${B:-build}
 export RS_BUILD="$PWD/$B"
 export RS_LIB="$PWD/$B/libresolute.so"
 export RS_CLI="$PWD/$B/resolute"
+# An ASan-built library needs the ASan runtime loaded before anything else:
+# LD_PRELOAD takes a space-separated list, so RS_LIB becomes two paths (tests
+# that need the library's own path take the last word).  Programs we do not
+# own (curl, python3) leak by design and were not linked with ASan first.
+if [ -n "${RS_ASAN:-}" ]; then
+	RS_LIB="$(${CC:-cc} -print-file-name=libasan.so) $RS_LIB"
+	export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:verify_asan_link_order=0:abort_on_error=0}"
+	export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+	export RS_SLACK_MS="${RS_SLACK_MS:-400}"
+fi
+if [ -n "${RS_VALGRIND:-}" ]; then
+	export RS_SLACK_MS="${RS_SLACK_MS:-1000}"
+fi
 what=${1:-all}
 limit=${RS_TEST_TIMEOUT:-300}
 pass=0 fail=0 skip=0
@@ -76,6 +89,9 @@ if [ "$what" = programs ] || [ "$what" = all ]; then
 	done
 fi
 
+# Shared retry budgets made for the tests' temporary policies outlive the
+# tests (until reboot); those whose policy file is gone are removed.
+[ -x "$RS_CLI" ] && "$RS_CLI" stats --prune >/dev/null 2>&1
 [ -n "$failed" ] && echo "failed:$failed"
 echo "$pass passed, $fail failed, $skip skipped"
 [ $fail -eq 0 ]

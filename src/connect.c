@@ -15,9 +15,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/time.h>
 #include <sys/un.h>
 
 #include "budget.h"
@@ -174,9 +177,48 @@ static void dissolve(int fd, const struct rs_fd *e)
 	errno = save;
 }
 
-/* Ends the logical connect with err (0: connected). */
-static void finish(struct rs_fd *e, int err, int64_t now)
+/*
+ * The kernel's own safety net: while attempts are under way, TCP gives up a
+ * connect by itself shortly after connect_timeout (TCP_USER_TIMEOUT covers
+ * SYN retransmissions too), so that a wait the library cannot see -- an
+ * io_uring poll, a socket handed to another process -- still ends.  The
+ * margin lets our own timer act first.  The program's value is restored
+ * once the logical connect ends.
+ */
+#define SAFETY_MARGIN_MS 250
+
+static void safety_net(int fd, struct rs_fd *e, bool on)
 {
+	uint32_t ct = e->settings->connect_timeout_ms;
+	unsigned int v;
+	socklen_t len = sizeof(v);
+
+	if (e->addr.ss_family == AF_UNIX || ct == RS_OFF)
+		return;
+	if (on && !e->safety_net_set) {
+		if (rs_real_getsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &v,
+			&len) < 0)
+			return;
+		e->saved_user_timeout = v;
+		v = ct + SAFETY_MARGIN_MS;
+		if (rs_real_setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &v,
+			sizeof(v)) == 0)
+			e->safety_net_set = true;
+	} else if (!on && e->safety_net_set) {
+		v = e->saved_user_timeout;
+		rs_real_setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &v,
+		    sizeof(v));
+		e->safety_net_set = false;
+	}
+}
+
+/* Ends the logical connect with err (0: connected). */
+static void finish(int fd, struct rs_fd *e, int err, int64_t now)
+{
+	int save = errno;
+
+	safety_net(fd, e, false);
+	errno = save;
 	if (err == 0) {
 		rs_fd_touch(e, now);
 		rs_fd_set_state(e, RS_FD_CONNECTED);
@@ -209,7 +251,7 @@ static void after_failure(int fd, struct rs_fd *e, int err, int64_t now)
 		log_attempt(retried || cls == RS_CLASS_TIMEOUT ? RS_LOG_WARN :
 			RS_LOG_INFO, e, err, -1, "give_up",
 		    retried ? "; giving up" : "");
-		finish(e, err, now);
+		finish(fd, e, err, now);
 		return;
 	}
 	uint32_t wait = rs_backoff_wait_ms(&s->backoff, e->attempt - 1,
@@ -218,14 +260,14 @@ static void after_failure(int fd, struct rs_fd *e, int err, int64_t now)
 	if (now + wait >= e->deadline_ms) {
 		log_attempt(RS_LOG_WARN, e, err, -1, "deadline",
 		    "; no time left for another attempt");
-		finish(e, ETIMEDOUT, now);
+		finish(fd, e, ETIMEDOUT, now);
 		return;
 	}
 	if (!rs_budget_take_retry(rt->policy, e->rule, s, now)) {
 		rs_stats_add(e->rule, RS_STAT_BUDGET_DENIALS);
 		log_attempt(RS_LOG_WARN, e, err, -1, "budget_exhausted",
 		    "; retry budget exhausted");
-		finish(e, err, now);
+		finish(fd, e, err, now);
 		return;
 	}
 	rs_stats_add(e->rule, RS_STAT_RETRIES);
@@ -233,6 +275,31 @@ static void after_failure(int fd, struct rs_fd *e, int err, int64_t now)
 	e->prev_wait_ms = wait;
 	e->retry_at_ms = now + wait;
 	rs_fd_set_state(e, RS_FD_BACKOFF);
+}
+
+/*
+ * Ends the logical connect with ETIMEDOUT because the budget or the process
+ * deadline has passed before the next attempt could start: a SYN sent now
+ * could only be abandoned (on loopback it would even complete a handshake
+ * the server then sees reset), so none is sent.
+ */
+static void out_of_time(int fd, struct rs_fd *e, int64_t now)
+{
+	char addr[128], dest[RS_HOST_MAX + 160];
+
+	if (rs_log_enabled(RS_LOG_WARN)) {
+		format_dest(e, addr, sizeof(addr), dest, sizeof(dest));
+		struct rs_log_fields f = {
+			.event = "deadline", .host = e->host[0] ? e->host : NULL,
+			.addr = addr, .attempt = (int)e->attempt + 1,
+			.attempts = (int)e->settings->attempts,
+			.error = describe(ETIMEDOUT), .wait_ms = -1,
+		};
+		rs_log(RS_LOG_WARN, &f, "connect %s: no time left for "
+		    "attempt %u/%u", dest, e->attempt + 1,
+		    e->settings->attempts);
+	}
+	finish(fd, e, ETIMEDOUT, now);
 }
 
 /* Starts attempt e->attempt + 1 on a socket that is non-blocking now. */
@@ -245,8 +312,9 @@ static void start_attempt(int fd, struct rs_fd *e, int64_t now)
 	e->attempt_deadline_ms = ct == RS_OFF ? e->deadline_ms :
 	    rs_clock_min(now + ct, e->deadline_ms);
 	rs_fd_set_state(e, RS_FD_CONNECTING);
+	safety_net(fd, e, true);
 	if (rs_real_connect(fd, (struct sockaddr *)&e->addr, e->addrlen) == 0)
-		finish(e, 0, now);
+		finish(fd, e, 0, now);
 	else if (errno != EINPROGRESS)
 		after_failure(fd, e, errno, now);
 }
@@ -278,7 +346,10 @@ enum rs_connect_want rs_connect_step(int fd, struct rs_fd *e, int ready,
 		enum rs_fd_state st = rs_fd_state(e);
 
 		if (st == RS_FD_BACKOFF && now >= e->retry_at_ms) {
-			start_attempt(fd, e, now);
+			if (now >= e->deadline_ms)
+				out_of_time(fd, e, now);
+			else
+				start_attempt(fd, e, now);
 			ready = 0;
 			continue;
 		}
@@ -287,7 +358,7 @@ enum rs_connect_want rs_connect_step(int fd, struct rs_fd *e, int ready,
 
 			ready = 0;
 			if (r == 0)
-				finish(e, 0, now);
+				finish(fd, e, 0, now);
 			else if (r != 1)
 				after_failure(fd, e, r, now);
 			continue;
@@ -339,13 +410,15 @@ int rs_connect_take_error(struct rs_fd *e)
 }
 
 /*
- * Waits, for a blocking connect, until the pending connect needs a step.
- * Returns 1 when the socket was reported, 0 on time, -EINTR on a signal.
+ * Waits, for a blocking connect, until the pending connect needs a step or
+ * until (the program's own timeout).  Returns 1 when the socket was
+ * reported, 0 on time, -EINTR on a signal.
  */
-static int wait_blocking(int fd, struct rs_fd *e)
+static int wait_blocking(int fd, struct rs_fd *e, int64_t until)
 {
 	int64_t now = rs_clock_now_ms();
-	int tmo = rs_clock_remaining_ms(rs_connect_next_ms(e), now);
+	int tmo = rs_clock_remaining_ms(rs_clock_min(rs_connect_next_ms(e),
+	    until), now);
 	struct pollfd p = { .fd = fd, .events = POLLOUT };
 	int n;
 
@@ -359,33 +432,80 @@ static int wait_blocking(int fd, struct rs_fd *e)
 }
 
 /*
- * Runs a blocking logical connect to its end on a socket made non-blocking
- * for the duration.  A signal ends the call with EINTR, as the kernel does
- * for sockets with a timeout; the state is kept so that the next connect()
- * resumes the same logical connect.
+ * Returns when the program's own connect timeout ends: SO_SNDTIMEO, after
+ * which the kernel's blocking connect fails with EINPROGRESS and goes on in
+ * the background; RS_NEVER when none is set.
+ */
+static int64_t program_deadline(int fd)
+{
+	struct timeval tv = { 0, 0 };
+	socklen_t len = sizeof(tv);
+
+	if (rs_real_getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &len) < 0 ||
+	    (tv.tv_sec == 0 && tv.tv_usec == 0))
+		return RS_NEVER;
+	return rs_clock_now_ms() + (int64_t)tv.tv_sec * 1000 +
+	    (tv.tv_usec + 999) / 1000;
+}
+
+/*
+ * Returns whether every installed signal handler has SA_RESTART.  Linux
+ * restarts an interrupted blocking connect() when the handler has
+ * SA_RESTART and the socket has no SO_SNDTIMEO (signal(7)), and programs
+ * relying on that never expect EINTR.  Which signal interrupted our poll
+ * is unknown (only a handler can: default actions either kill or let the
+ * poll restart), hence all of them.  64 sigaction queries, on EINTR only.
+ */
+static bool handlers_restart(void)
+{
+	struct sigaction sa;
+
+	for (int sig = 1; sig < NSIG; sig++) {
+		if (sigaction(sig, NULL, &sa) < 0 || sa.sa_handler == SIG_DFL ||
+		    sa.sa_handler == SIG_IGN)
+			continue;
+		if (!(sa.sa_flags & SA_RESTART))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Runs a blocking logical connect on a socket made non-blocking for the
+ * duration, to its end or, as the kernel's connect, until a signal whose
+ * handler lacks SA_RESTART (EINTR) or the program's SO_SNDTIMEO
+ * (EINPROGRESS).  Then the state is kept: a later connect() resumes the
+ * same logical connect, or the program's waits drive it.
  */
 static int run_blocking(int fd, struct rs_fd *e, int flags)
 {
-	int ret, ready = 0;
+	int ret, ready = 0, save = errno;
+	int64_t until = program_deadline(fd);
 
 	rs_real_fcntl(fd, F_SETFL, (uintptr_t)(flags | O_NONBLOCK));
 	for (;;) {
-		if (rs_connect_step(fd, e, ready, rs_clock_now_ms()) ==
-		    RS_WANT_NOTHING) {
+		int64_t now = rs_clock_now_ms();
+
+		if (rs_connect_step(fd, e, ready, now) == RS_WANT_NOTHING) {
 			ret = rs_fd_state(e) == RS_FD_CONNECTED ? 0 :
 			    -e->final_error;
-			e->blocking_interrupted = false;
 			break;
 		}
-		ready = wait_blocking(fd, e);
-		if (ready < 0) {
+		ret = -EINPROGRESS;
+		if (now >= until)
+			break;
+		ready = wait_blocking(fd, e, until);
+		if (ready == -EINTR && until == RS_NEVER && handlers_restart()) {
+			errno = save;	/* the kernel would restart: go on */
+			ready = 0;
+		} else if (ready < 0) {
 			ret = ready;
-			e->blocking_interrupted = true;
 			break;
 		}
 	}
+	e->blocking_interrupted = ret == -EINTR || ret == -EINPROGRESS;
 	rs_real_fcntl(fd, F_SETFL, (uintptr_t)flags);
-	if (ret != 0 && ret != -EINTR)
+	if (ret != 0 && !e->blocking_interrupted)
 		rs_fd_forget(fd);
 	return ret;
 }

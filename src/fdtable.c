@@ -13,8 +13,35 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 static struct rs_fd *chunks[RS_FD_CHUNK];
+
+/*
+ * The process this table describes.  A vfork child (and a posix_spawn
+ * child that calls through the PLT) shares the parent's memory but has
+ * its own descriptor table: its close() or dup2() before exec must not
+ * change the parent's entries.  Such a child has another pid and runs no
+ * fork handlers, so the pid tells it apart; asked only when an entry is
+ * about to change, never on a lookup.
+ */
+static pid_t owner;
+
+static bool owned_here(void)
+{
+	pid_t me = (pid_t)syscall(SYS_getpid);
+	pid_t was = 0;
+
+	return __atomic_compare_exchange_n(&owner, &was, me, false,
+	    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) || was == me;
+}
+
+void rs_fd_fork_child(void)
+{
+	__atomic_store_n(&owner, (pid_t)syscall(SYS_getpid), __ATOMIC_RELEASE);
+}
 
 struct rs_fd *rs_fd_get(int fd)
 {
@@ -56,9 +83,22 @@ static struct rs_fd *chunk_for(int fd)
 	return p;
 }
 
+/* The inode of socket fd, or 0 (not a socket, or fstat failed). */
+static uint64_t inode_of(int fd)
+{
+	int save = errno;
+	struct stat st;
+	uint64_t ino = 0;
+
+	if (syscall(SYS_fstat, fd, &st) == 0 && S_ISSOCK(st.st_mode))
+		ino = (uint64_t)st.st_ino;
+	errno = save;
+	return ino;
+}
+
 struct rs_fd *rs_fd_claim(int fd)
 {
-	if ((unsigned)fd >= RS_FD_MAX)
+	if ((unsigned)fd >= RS_FD_MAX || !owned_here())
 		return NULL;
 	struct rs_fd *c = chunk_for(fd);
 
@@ -69,7 +109,15 @@ struct rs_fd *rs_fd_claim(int fd)
 	__atomic_store_n(&e->state, RS_FD_NONE, __ATOMIC_RELEASE);
 	memset((char *)e + offsetof(struct rs_fd, settings), 0,
 	    sizeof(*e) - offsetof(struct rs_fd, settings));
+	e->ino = inode_of(fd);
 	return e;
+}
+
+bool rs_fd_is(const struct rs_fd *e, int fd)
+{
+	uint64_t ino = inode_of(fd);
+
+	return !e->ino || ino == e->ino;
 }
 
 void rs_fd_forget(int fd)
@@ -79,7 +127,8 @@ void rs_fd_forget(int fd)
 	struct rs_fd *c = __atomic_load_n(&chunks[fd / RS_FD_CHUNK],
 	    __ATOMIC_ACQUIRE);
 
-	if (c)
+	if (c && __atomic_load_n(&c[fd % RS_FD_CHUNK].state, __ATOMIC_ACQUIRE)
+	    && owned_here())
 		__atomic_store_n(&c[fd % RS_FD_CHUNK].state, RS_FD_NONE,
 		    __ATOMIC_RELEASE);
 }
@@ -106,6 +155,8 @@ void rs_fd_copy(int from, int to)
 {
 	struct rs_fd *src = rs_fd_get(from);
 
+	if (!owned_here())
+		return;
 	if (!src || from == to) {
 		if (from != to)
 			rs_fd_forget(to);
@@ -120,6 +171,7 @@ void rs_fd_copy(int from, int to)
 	    (char *)src + offsetof(struct rs_fd, settings),
 	    sizeof(*dst) - offsetof(struct rs_fd, settings));
 	uint32_t st = rs_fd_state(src);
+	src->shared = dst->shared = true;
 	rs_fd_unlock(src);
 	rs_fd_set_state(dst, st);
 }

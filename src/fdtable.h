@@ -51,9 +51,14 @@ struct rs_fd {
 	bool blocking_interrupted;	/* a blocking connect got EINTR */
 	bool io_seen;			/* a byte was sent or received */
 	bool nonblocking;		/* O_NONBLOCK, as the program set it */
+	bool safety_net_set;		/* TCP_USER_TIMEOUT is ours for now */
+	unsigned int saved_user_timeout;	/* the program's value */
 	bool read_timed_out;		/* a wait reported a read timeout */
 	bool write_timed_out;		/* a wait reported a write timeout */
 	char host[RS_HOST_MAX];		/* resolved name, or "" */
+	uint64_t ino;			/* the socket's inode, 0 if unknown */
+	bool shared;			/* dup'd: `nonblocking` may be stale, as
+					   O_NONBLOCK can change through a copy */
 };
 
 /*
@@ -68,10 +73,30 @@ struct rs_fd *rs_fd_get(int fd);
  */
 struct rs_fd *rs_fd_claim(int fd);
 
+/*
+ * Returns whether fd is still the socket that entry e was made for.  A
+ * descriptor closed behind the library's back (a raw close(2), or glibc's
+ * internal close in fclose() of an fdopen'd stream) may have been reused
+ * for another socket, made by a call the library never sees; sockets have
+ * unique inode numbers, and all dups of one share it.  One fstat(2): ask
+ * only before the library changes what a call does (a wait it would cap),
+ * never on the fast path.  True when the inode is unknown.
+ */
+bool rs_fd_is(const struct rs_fd *e, int fd);
+
+/*
+ * The fork handler of the child: the table is now this process's.  Until
+ * then, and in a vfork child, calls that would change an entry do nothing.
+ */
+void rs_fd_fork_child(void);
+
 /* Marks fd unmanaged (close, reuse of the number). */
 void rs_fd_forget(int fd);
 
-/* Copies the state of from onto to (dup); to becomes managed likewise. */
+/*
+ * Copies the state of from onto to (dup); to becomes managed likewise, and
+ * both are marked shared.
+ */
 void rs_fd_copy(int from, int to);
 
 /* Forgets every descriptor in [first, last]. */

@@ -16,8 +16,10 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "clock.h"
 #include "default_policy.h"
+#include "fdtable.h"
 #include "guard.h"
 #include "log.h"
 #include "names.h"
@@ -144,7 +146,8 @@ const struct rs_runtime *rs_init(void)
 /*
  * The fork child re-seeds its jitter generator, or forked workers would
  * draw the same waits and retry in lock-step.  The names table's lock is
- * taken around fork so that the child never inherits it held.
+ * taken around fork so that the child never inherits it held.  The
+ * descriptor table becomes the child's (a vfork child's never does).
  */
 static void fork_prepare(void)
 {
@@ -158,8 +161,10 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
+	rs_fd_fork_child();
 	rs_names_fork_child();
 	rs_rng_reseed();
+	rs_budget_fork_child();
 }
 
 /* The per-rule summary line (info level) when the process exits. */

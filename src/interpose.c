@@ -57,7 +57,10 @@ EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len)
 {
 	if (rs_guard_active())
 		return rs_real_connect(fd, sa, len);
-	return RET(rs_connect(fd, sa, len));
+	int r = rs_connect(fd, sa, len);
+
+	rs_wait_fd_connect(fd);
+	return RET(r);
 }
 
 /* A new descriptor may reuse the number of one closed behind our back. */
@@ -96,10 +99,10 @@ EXPORT int accept4(int fd, struct sockaddr *sa, socklen_t *len, int flags)
 
 EXPORT int close(int fd)
 {
-	if (rs_fd_get(fd)) {
-		rs_wait_fd_closed(fd);
+	/* Also for unmanaged fds: they may be epoll fds or recorded sockets. */
+	rs_wait_fd_closed(fd);
+	if (rs_fd_get(fd))
 		rs_fd_forget(fd);
-	}
 	return rs_real_close(fd);
 }
 

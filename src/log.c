@@ -101,7 +101,13 @@ int rs_log_configure(bool secure)
 	return bad ? -EINVAL : 0;
 }
 
-/* Appends printf output at *pos, never past cap (truncating). */
+/*
+ * Appends printf output at *pos, never past cap (truncating).  The format
+ * attribute lets clang check the callers' literals (-Wformat-nonliteral).
+ */
+__attribute__((format(printf, 4, 5)))
+static void put(char *buf, size_t cap, size_t *pos, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 static void put(char *buf, size_t cap, size_t *pos, const char *fmt, ...)
 {
 	va_list ap;

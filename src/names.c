@@ -30,13 +30,28 @@ static size_t addr_len(int family)
 	return family == AF_INET ? 4 : 16;
 }
 
-/* Returns whether name is an address literal, which names nothing. */
+/*
+ * Returns whether name is an address literal, which names nothing.  It must
+ * recognise every literal getaddrinfo() resolves without a lookup: besides
+ * dotted quads, inet_aton()'s short and hex forms ("127.1", "0x7f.1",
+ * "2130706433") and IPv6 literals with a "%scope" suffix ("fe80::1%eth0"),
+ * or those strings would be taken for host names.
+ */
 static bool is_numeric(const char *name)
 {
+	char v6[INET6_ADDRSTRLEN];
+	const char *pct = strchr(name, '%');
+	size_t n = pct ? (size_t)(pct - name) : strlen(name);
+	struct in_addr in;
 	uint8_t buf[16];
 
-	return inet_pton(AF_INET, name, buf) == 1 ||
-	    inet_pton(AF_INET6, name, buf) == 1;
+	if (inet_aton(name, &in))
+		return true;
+	if (n >= sizeof(v6))
+		return false;
+	memcpy(v6, name, n);
+	v6[n] = '\0';
+	return inet_pton(AF_INET6, v6, buf) == 1;
 }
 
 /* Copies name lower case without a trailing dot; false if unusable. */
@@ -112,6 +127,8 @@ bool rs_names_lookup(int family, const void *addr, char *out, size_t len)
 {
 	bool found = false;
 
+	if (len == 0)
+		return false;
 	pthread_mutex_lock(&lock);
 	for (size_t i = 0; i < RS_NAMES_SLOTS; i++) {
 		struct slot *s = &slots[i];

@@ -20,9 +20,9 @@
 
 /*
  * Records that name resolved to addr (4 bytes for AF_INET, 16 for
- * AF_INET6).  Numeric names, empty names and names longer than 253
- * characters are ignored.  The name is stored lower case, without a
- * trailing dot.
+ * AF_INET6).  Numeric names (any literal getaddrinfo() takes for an
+ * address), empty names and names longer than 253 characters are ignored.
+ * The name is stored lower case, without a trailing dot.
  */
 void rs_names_learn(const char *name, int family, const void *addr);
 
@@ -33,8 +33,9 @@ void rs_names_learn_addrinfo(const char *name, const struct addrinfo *res);
 void rs_names_learn_hostent(const char *name, const struct hostent *h);
 
 /*
- * Copies the name learned for addr into out (len bytes, NUL-terminated).
- * Returns true when one was found.
+ * Copies the name learned for addr into out (len bytes, NUL-terminated,
+ * truncated if need be).  Returns true when one was found; false, leaving
+ * out untouched, when none was or len is 0.
  */
 bool rs_names_lookup(int family, const void *addr, char *out, size_t len);
 

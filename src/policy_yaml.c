@@ -22,7 +22,7 @@
 
 /* Past this many problems a file is not worth reading further. */
 #define MAX_DIAGS 100
-/* Nodes nested deeper than this are skipped, keeping the recursion small. */
+/* Nodes nested deeper than this end the load, keeping the recursion small. */
 #define MAX_DEPTH 32
 
 enum ntype { N_SCALAR, N_MAP, N_SEQ, N_IGNORED };
@@ -173,26 +173,6 @@ static int next_event(struct loader *l, yaml_event_t *ev)
 	return -EINVAL;
 }
 
-/* Consumes the rest of a collection that is nested too deeply. */
-static int skip_collection(struct loader *l)
-{
-	unsigned depth = 1;
-	yaml_event_t ev;
-
-	while (depth > 0) {
-		if (next_event(l, &ev) < 0)
-			return -EINVAL;
-		if (ev.type == YAML_SEQUENCE_START_EVENT ||
-		    ev.type == YAML_MAPPING_START_EVENT)
-			depth++;
-		else if (ev.type == YAML_SEQUENCE_END_EVENT ||
-		    ev.type == YAML_MAPPING_END_EVENT)
-			depth--;
-		yaml_event_delete(&ev);
-	}
-	return 0;
-}
-
 /* Anchors and tags would let a policy say things the checker cannot see. */
 static void check_anchor_tag(struct loader *l, const struct node *n,
     const yaml_char_t *anchor, const yaml_char_t *tag, bool implicit)
@@ -279,9 +259,15 @@ static int build(struct loader *l, yaml_event_t *ev, unsigned depth,
 		    ev->data.mapping_start.implicit);
 	}
 	if (depth >= MAX_DEPTH) {
+		/*
+		 * Stop here rather than skip the rest: libyaml checks every
+		 * open flow level on each token, so reading past 100,000
+		 * nested '[' takes it seconds of CPU (O(depth^2)) in every
+		 * process that starts with such a policy.
+		 */
 		err_node(l, n, "nested too deeply");
 		n->type = N_IGNORED;
-		ret = skip_collection(l);
+		ret = -EINVAL;
 	} else {
 		ret = build_collection(l, n, depth);
 	}

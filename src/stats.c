@@ -16,7 +16,7 @@ static const struct rs_policy *policy;
 static uint64_t (*counters)[RS_STAT_COUNT];
 
 static const char *const names[RS_STAT_COUNT] = {
-	"connects", "attempts", "retries", "timeouts", "give_ups",
+	"connects", "connect_attempts", "retries", "timeouts", "give_ups",
 	"budget_denials", "read_timeouts", "write_timeouts",
 };
 
@@ -70,10 +70,14 @@ void rs_stats_log_summary(void)
 		if (!format_counts(i, 0, line, sizeof(line)))
 			continue;
 		format_counts(i, 1, json, sizeof(json));
-		struct rs_log_fields f = { .event = "summary",
-			.host = i ? policy->rules[i - 1].match.text : "defaults",
-			.attempt = -1, .wait_ms = -1, .json_extra = json };
+		const char *rule = i ? policy->rules[i - 1].match.text :
+		    "defaults";
+		char extra[480];
 
-		rs_log(RS_LOG_INFO, &f, "summary %s: %s", f.host, line);
+		snprintf(extra, sizeof(extra), "\"rule\":\"%s\",%s", rule, json);
+		struct rs_log_fields f = { .event = "summary", .attempt = -1,
+			.wait_ms = -1, .json_extra = extra };
+
+		rs_log(RS_LOG_INFO, &f, "summary %s: %s", rule, line);
 	}
 }

@@ -1,64 +1,520 @@
 /*
- * wait.c - the program's waits.
+ * wait.c - the program's waits: poll, ppoll, select, pselect (epoll is in
+ * epolltrack.c).
  *
- * Provisional: waits pass straight to the kernel until the event-loop
- * engine lands (see the non-blocking connects issue).  Interface is final.
+ * A wait that involves a managed socket whose connect is pending, failed
+ * or whose read/write timeout may expire runs as a loop of real ppoll
+ * calls: pending connects are stepped, sockets backing off are hidden from
+ * the kernel, internal events are swallowed and the loop waits again with
+ * the time the program has left.  Every other wait costs one table lookup
+ * per descriptor and goes straight to the kernel.  select and pselect are
+ * translated to poll, so descriptors >= FD_SETSIZE work.  Thread-safe: the
+ * only shared state is the fd table, whose entries lock themselves.
  */
 #include "wait.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "clock.h"
+#include "connect.h"
+#include "epolltrack.h"
+#include "fdtable.h"
+#include "io.h"
 #include "real.h"
 
-#define RET(expr) ({ int r_ = (expr); r_ < 0 ? -errno : r_; })
+/* Waits with up to this many involved descriptors need no allocation. */
+#define STACK_ITEMS 64
+
+#define ULBITS (CHAR_BIT * sizeof(unsigned long))
+
+/* One pollfd entry the library looks after during a wait. */
+struct item {
+	nfds_t idx;		/* its index in the program's array */
+	struct rs_fd *e;
+	int fd;			/* the program's fd and events, restored */
+	short events;
+	short report;		/* events made up by the library */
+	bool connecting;	/* kernel watches POLLOUT for the attempt */
+	bool hidden;		/* backing off: fd negated */
+	bool expire;		/* read/write timeout reached */
+};
+
+/* One wait in progress. */
+struct pwait {
+	struct pollfd *fds;
+	nfds_t n;
+	int64_t end_ms;		/* RS_NEVER: no timeout */
+	const sigset_t *mask;
+	struct item *items;
+	size_t count;
+};
+
+/*
+ * Returns whether the wait must look after e: its connect is pending, or
+ * failed and not yet reported, or a read/write deadline applies.
+ */
+static bool involved(const struct rs_fd *e, short events, int64_t now)
+{
+	switch (rs_fd_state(e)) {
+	case RS_FD_CONNECTING:
+	case RS_FD_BACKOFF:
+		return true;
+	case RS_FD_FAILED:
+		return e->final_error != 0;
+	case RS_FD_CONNECTED:
+		events &= POLLIN | POLLOUT;
+		return events &&
+		    rs_io_wait_deadline(e, events, now) != RS_NEVER;
+	default:
+		return false;
+	}
+}
+
+/* Counts the involved entries; fills items when it is not NULL. */
+static size_t scan(const struct pollfd *fds, nfds_t n, struct item *items)
+{
+	size_t count = 0;
+	int64_t now = 0;
+
+	for (nfds_t i = 0; i < n; i++) {
+		struct rs_fd *e = rs_fd_get(fds[i].fd);
+
+		if (!e)
+			continue;
+		if (!now)
+			now = rs_clock_now_ms();
+		if (!involved(e, fds[i].events, now))
+			continue;
+		if (items)
+			items[count] = (struct item){ .idx = i, .e = e,
+				.fd = fds[i].fd, .events = fds[i].events };
+		count++;
+	}
+	return count;
+}
+
+/*
+ * Steps a pending connect and sets up what the kernel should watch for it:
+ * POLLOUT during an attempt, nothing (a negative fd) during a backoff.
+ * Returns false when the connect has finished.
+ */
+static bool prepare_connect(struct item *it, struct pollfd *p, int64_t now,
+    int64_t *next)
+{
+	enum rs_connect_want w = rs_connect_step(it->fd, it->e, 0, now);
+
+	if (w == RS_WANT_NOTHING)
+		return false;
+	*next = rs_clock_min(*next, rs_connect_next_ms(it->e));
+	if (w == RS_WANT_WRITABLE) {
+		p->events = POLLOUT;
+		it->connecting = true;
+	} else {
+		p->fd = -1;
+		it->hidden = true;
+	}
+	return true;
+}
+
+/* Readies one item for the next real wait; *zero: do not block. */
+static void prepare(struct item *it, struct pollfd *p, int64_t now,
+    int64_t *next, bool *zero)
+{
+	struct rs_fd *e = it->e;
+	enum rs_fd_state st = rs_fd_state(e);
+
+	it->report = 0;
+	it->connecting = it->hidden = it->expire = false;
+	if ((st == RS_FD_CONNECTING || st == RS_FD_BACKOFF) &&
+	    prepare_connect(it, p, now, next))
+		return;
+	st = rs_fd_state(e);
+	if (st == RS_FD_FAILED && e->final_error) {
+		it->report = rs_connect_revents(e) &
+		    (it->events | POLLERR | POLLHUP);
+		*zero = true;
+	} else if (st == RS_FD_CONNECTED) {
+		short want = it->events & (POLLIN | POLLOUT);
+		int64_t dl = want ? rs_io_wait_deadline(e, want, now) :
+		    RS_NEVER;
+
+		if (dl <= now) {
+			it->expire = true;
+			*zero = true;
+		} else {
+			*next = rs_clock_min(*next, dl);
+		}
+	}
+}
+
+/* Puts the program's fd and events back into its array. */
+static void restore(struct pwait *w)
+{
+	for (size_t i = 0; i < w->count; i++) {
+		struct pollfd *p = &w->fds[w->items[i].idx];
+
+		p->fd = w->items[i].fd;
+		p->events = w->items[i].events;
+	}
+}
+
+/*
+ * Turns the kernel's answer for one item into what the program sees.  An
+ * event on an attempt in flight, or its timeout, steps the connect; only
+ * its end is reported.
+ */
+static void collect(struct item *it, struct pollfd *p, int64_t now)
+{
+	short got = p->revents;
+
+	p->revents = 0;
+	if (it->hidden)
+		return;
+	if (it->connecting) {
+		if (!got && now < rs_connect_next_ms(it->e))
+			return;
+		if (rs_connect_step(it->fd, it->e, got != 0, now) !=
+		    RS_WANT_NOTHING)
+			return;
+		p->revents = rs_connect_revents(it->e) &
+		    (it->events | POLLERR | POLLHUP);
+		return;
+	}
+	short io = it->events & (POLLIN | POLLOUT);
+
+	if (it->expire && !(got & io))
+		got |= rs_io_wait_expired(it->e, io, now);
+	p->revents = got | it->report;
+}
+
+/* The real wait, with tmo_ms < 0 meaning no timeout. */
+static int real_wait(struct pwait *w, int tmo_ms)
+{
+	struct timespec ts = { tmo_ms / 1000, (tmo_ms % 1000) * 1000000L };
+
+	return rs_real_ppoll(w->fds, w->n, tmo_ms < 0 ? NULL : &ts, w->mask);
+}
+
+static int count_ready(const struct pollfd *fds, nfds_t n)
+{
+	int count = 0;
+
+	for (nfds_t i = 0; i < n; i++)
+		count += fds[i].revents != 0;
+	return count;
+}
+
+/*
+ * The managed wait: waits until something the program asked for happens
+ * or its time is up, re-waiting after events that were only internal.
+ */
+static int poll_loop(struct pwait *w)
+{
+	for (;;) {
+		int64_t now = rs_clock_now_ms(), next = w->end_ms;
+		bool zero = false;
+
+		for (size_t i = 0; i < w->count; i++)
+			prepare(&w->items[i], &w->fds[w->items[i].idx], now,
+			    &next, &zero);
+		int r = real_wait(w, zero ? 0 :
+		    rs_clock_remaining_ms(next, now));
+		int err = errno;
+
+		restore(w);
+		if (r < 0)
+			return -err;
+		now = rs_clock_now_ms();
+		for (size_t i = 0; i < w->count; i++)
+			collect(&w->items[i], &w->fds[w->items[i].idx], now);
+		r = count_ready(w->fds, w->n);
+		if (r > 0 || now >= w->end_ms)
+			return r;
+	}
+}
+
+/* Runs a wait on fds, the fast way when no descriptor is involved. */
+static int poll_common(struct pollfd *fds, nfds_t n, int64_t end_ms,
+    const sigset_t *mask)
+{
+	struct item stack[STACK_ITEMS];
+	struct pwait w = { .fds = fds, .n = n, .end_ms = end_ms,
+		.mask = mask, .items = stack };
+
+	w.count = scan(fds, n, NULL);
+	if (w.count > STACK_ITEMS) {
+		w.items = malloc(w.count * sizeof(*w.items));
+		if (!w.items)
+			return -ENOMEM;
+	}
+	scan(fds, n, w.items);
+	int r = poll_loop(&w);
+
+	if (w.items != stack)
+		free(w.items);
+	return r;
+}
+
+/* Converts a relative timespec to an absolute end time, rounding up. */
+static int64_t end_of(const struct timespec *tmo, int64_t now)
+{
+	if (!tmo)
+		return RS_NEVER;
+	if (tmo->tv_sec < 0 || tmo->tv_nsec < 0 || tmo->tv_nsec >= 1000000000L)
+		return -1;
+	if (tmo->tv_sec > INT32_MAX)
+		return RS_NEVER;
+	return now + tmo->tv_sec * 1000 + (tmo->tv_nsec + 999999) / 1000000;
+}
 
 int rs_wait_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 {
-	return RET(rs_real_poll(fds, n, timeout_ms));
+	if (!scan(fds, n, NULL)) {
+		int r = rs_real_poll(fds, n, timeout_ms);
+
+		return r < 0 ? -errno : r;
+	}
+	int64_t now = rs_clock_now_ms();
+
+	return poll_common(fds, n, timeout_ms < 0 ? RS_NEVER :
+	    now + timeout_ms, NULL);
 }
 
 int rs_wait_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
     const sigset_t *mask)
 {
-	return RET(rs_real_ppoll(fds, n, tmo, mask));
+	int64_t end;
+
+	if (!scan(fds, n, NULL) || (end = end_of(tmo, rs_clock_now_ms())) < 0) {
+		int r = rs_real_ppoll(fds, n, tmo, mask);
+
+		return r < 0 ? -errno : r;
+	}
+	return poll_common(fds, n, end, mask);
+}
+
+/* ---- select and pselect, translated to poll ---- */
+
+static bool bit(const fd_set *s, int fd)
+{
+	return s && (((const unsigned long *)(const void *)s)[fd / ULBITS] >>
+	    (fd % ULBITS)) & 1;
+}
+
+static void set_bit(fd_set *s, int fd)
+{
+	((unsigned long *)(void *)s)[fd / ULBITS] |= 1UL << (fd % ULBITS);
+}
+
+/* The bits of word i of whichever sets are given. */
+static unsigned long word(const fd_set *r, const fd_set *w, const fd_set *x,
+    int i)
+{
+	unsigned long v = 0;
+
+	if (r)
+		v |= ((const unsigned long *)(const void *)r)[i];
+	if (w)
+		v |= ((const unsigned long *)(const void *)w)[i];
+	if (x)
+		v |= ((const unsigned long *)(const void *)x)[i];
+	return v;
+}
+
+/*
+ * Counts the descriptors in the sets (below n) and whether any of them is
+ * involved; fills fds when it is not NULL.
+ */
+static size_t sel_scan(int n, const fd_set *r, const fd_set *w,
+    const fd_set *x, struct pollfd *fds, bool *any)
+{
+	size_t count = 0;
+	int64_t now = 0;
+
+	for (int i = 0; i * (int)ULBITS < n; i++) {
+		unsigned long v = word(r, w, x, i);
+
+		for (; v; v &= v - 1) {
+			int fd = i * (int)ULBITS + __builtin_ctzl(v);
+			short ev = (bit(r, fd) ? POLLIN : 0) |
+			    (bit(w, fd) ? POLLOUT : 0) |
+			    (bit(x, fd) ? POLLPRI : 0);
+			struct rs_fd *e;
+
+			if (fd >= n)
+				break;
+			if (fds)
+				fds[count] = (struct pollfd){ fd, ev, 0 };
+			count++;
+			if (*any || !(e = rs_fd_get(fd)))
+				continue;
+			if (!now)
+				now = rs_clock_now_ms();
+			*any = involved(e, ev, now);
+		}
+	}
+	return count;
+}
+
+/* Clears the words of a set that cover n descriptors. */
+static void zero_set(fd_set *s, int n)
+{
+	if (s)
+		memset(s, 0, (size_t)(n + ULBITS - 1) / ULBITS *
+		    sizeof(unsigned long));
+}
+
+/* Writes poll results back into the sets as Linux select does. */
+static int sel_results(int n, fd_set *r, fd_set *w, fd_set *x,
+    const struct pollfd *fds, size_t count)
+{
+	int ready = 0;
+
+	for (size_t i = 0; i < count; i++)
+		if (fds[i].revents & POLLNVAL)
+			return -EBADF;
+	zero_set(r, n);
+	zero_set(w, n);
+	zero_set(x, n);
+	for (size_t i = 0; i < count; i++) {
+		short ev = fds[i].events, re = fds[i].revents;
+
+		if ((ev & POLLIN) && (re & (POLLIN | POLLHUP | POLLERR)))
+			set_bit(r, fds[i].fd), ready++;
+		if ((ev & POLLOUT) && (re & (POLLOUT | POLLERR)))
+			set_bit(w, fds[i].fd), ready++;
+		if ((ev & POLLPRI) && (re & POLLPRI))
+			set_bit(x, fds[i].fd), ready++;
+	}
+	return ready;
+}
+
+/* The managed select: returns the ready count, or -errno. */
+static int sel_managed(int n, fd_set *r, fd_set *w, fd_set *x,
+    int64_t end_ms, const sigset_t *mask, size_t count)
+{
+	struct pollfd stack[STACK_ITEMS], *fds = stack;
+	bool any = false;
+
+	if (count > STACK_ITEMS && !(fds = malloc(count * sizeof(*fds))))
+		return -ENOMEM;
+	sel_scan(n, r, w, x, fds, &any);
+	int ret = poll_common(fds, count, end_ms, mask);
+
+	if (ret >= 0)
+		ret = sel_results(n, r, w, x, fds, count);
+	if (fds != stack)
+		free(fds);
+	return ret;
 }
 
 int rs_wait_select(int n, fd_set *r, fd_set *w, fd_set *x,
     struct timeval *tmo)
 {
-	return RET(rs_real_select(n, r, w, x, tmo));
+	bool any = false;
+	size_t count = n > 0 ? sel_scan(n, r, w, x, NULL, &any) : 0;
+
+	if (!any || (tmo && (tmo->tv_sec < 0 || tmo->tv_usec < 0))) {
+		int ret = rs_real_select(n, r, w, x, tmo);
+
+		return ret < 0 ? -errno : ret;
+	}
+	int64_t now = rs_clock_now_ms(), end = RS_NEVER;
+
+	if (tmo && tmo->tv_sec <= INT32_MAX)
+		end = now + tmo->tv_sec * 1000 + (tmo->tv_usec + 999) / 1000;
+	int ret = sel_managed(n, r, w, x, end, NULL, count);
+
+	/* Linux select leaves the time not slept in *tmo. */
+	if (tmo && end != RS_NEVER) {
+		int64_t left = end - rs_clock_now_ms();
+
+		left = left < 0 ? 0 : left;
+		tmo->tv_sec = left / 1000;
+		tmo->tv_usec = (left % 1000) * 1000;
+	}
+	return ret;
 }
 
 int rs_wait_pselect(int n, fd_set *r, fd_set *w, fd_set *x,
     const struct timespec *tmo, const sigset_t *mask)
 {
-	return RET(rs_real_pselect(n, r, w, x, tmo, mask));
+	bool any = false;
+	size_t count = n > 0 ? sel_scan(n, r, w, x, NULL, &any) : 0;
+	int64_t end;
+
+	if (!any || (end = end_of(tmo, rs_clock_now_ms())) < 0) {
+		int ret = rs_real_pselect(n, r, w, x, tmo, mask);
+
+		return ret < 0 ? -errno : ret;
+	}
+	return sel_managed(n, r, w, x, end, mask, count);
 }
+
+/* ---- epoll: see epolltrack.c ---- */
 
 int rs_wait_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
-	return RET(rs_real_epoll_ctl(epfd, op, fd, ev));
+	return rs_ept_ctl(epfd, op, fd, ev);
 }
 
 int rs_wait_epoll_wait(int epfd, struct epoll_event *ev, int max,
     int timeout_ms)
 {
-	return RET(rs_real_epoll_wait(epfd, ev, max, timeout_ms));
+	return rs_wait_epoll_pwait(epfd, ev, max, timeout_ms, NULL);
+}
+
+/*
+ * After a plain epoll wait: events of a connect that another thread began
+ * meanwhile are translated or dropped; when nothing is left for the
+ * program, the managed wait takes over for the rest of its time (end_ms
+ * is 0 when nothing was recorded before the wait: that race returns 0).
+ */
+static int epoll_after(int epfd, struct epoll_event *ev, int max, int r,
+    int64_t end_ms, const sigset_t *mask)
+{
+	if (r <= 0)
+		return r < 0 ? -errno : r;
+	r = rs_ept_fixup(epfd, ev, r);
+	if (r > 0 || rs_clock_now_ms() >= end_ms)
+		return r;
+	return rs_ept_wait(epfd, ev, max, end_ms, mask);
 }
 
 int rs_wait_epoll_pwait(int epfd, struct epoll_event *ev, int max,
     int timeout_ms, const sigset_t *mask)
 {
-	return RET(rs_real_epoll_pwait(epfd, ev, max, timeout_ms, mask));
+	/* The clock is only read when some socket's registration is known. */
+	int64_t end = timeout_ms < 0 ? RS_NEVER : !rs_ept_tracking() ? 0 :
+	    rs_clock_now_ms() + timeout_ms;
+
+	if (!rs_ept_busy(epfd))
+		return epoll_after(epfd, ev, max, rs_real_epoll_pwait(epfd, ev,
+		    max, timeout_ms, mask), end, mask);
+	return rs_ept_wait(epfd, ev, max, end, mask);
 }
 
 int rs_wait_epoll_pwait2(int epfd, struct epoll_event *ev, int max,
     const struct timespec *tmo, const sigset_t *mask)
 {
-	return RET(rs_real_epoll_pwait2(epfd, ev, max, tmo, mask));
+	int64_t end = !rs_ept_tracking() ? 0 : end_of(tmo, rs_clock_now_ms());
+
+	if (end < 0 || !rs_ept_busy(epfd))
+		return epoll_after(epfd, ev, max, rs_real_epoll_pwait2(epfd, ev,
+		    max, tmo, mask), end < 0 ? 0 : end, mask);
+	return rs_ept_wait(epfd, ev, max, end, mask);
+}
+
+void rs_wait_fd_connect(int fd)
+{
+	rs_ept_fd_changed(fd);
 }
 
 void rs_wait_fd_closed(int fd)
 {
-	(void)fd;
+	rs_ept_fd_closed(fd);
 }

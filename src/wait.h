@@ -32,6 +32,12 @@ int rs_wait_epoll_pwait(int epfd, struct epoll_event *ev, int max,
 int rs_wait_epoll_pwait2(int epfd, struct epoll_event *ev, int max,
     const struct timespec *tmo, const sigset_t *mask);
 
+/*
+ * A connect() on fd has returned: if fd is registered with an epoll
+ * instance, its registration is made to follow the connect's state.
+ */
+void rs_wait_fd_connect(int fd);
+
 /* Forgets what is known of fd's epoll registrations (it is being closed). */
 void rs_wait_fd_closed(int fd);
 

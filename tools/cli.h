@@ -27,6 +27,15 @@ int rs_cmd_check(int argc, char **argv);
 int rs_cmd_explain(int argc, char **argv);
 int rs_cmd_run(int argc, char **argv);
 int rs_cmd_systemd(int argc, char **argv);
+int rs_cmd_stats(int argc, char **argv);
+
+/*
+ * Prints explain's lines about the live retry budget of rule r (NULL: the
+ * defaults) with settings s under policy p: the formula, the shared
+ * segment and its current window, when there is one.
+ */
+void rs_cli_budget_live(const struct rs_policy *p, const struct rs_rule *r,
+    const struct rs_settings *s);
 
 /* Prints the usage text of the whole tool to f. */
 void rs_cli_usage(FILE *f);

@@ -20,6 +20,7 @@ void rs_cli_usage(FILE *f)
 	      "       resolute check FILE...\n"
 	      "       resolute explain [--policy FILE] TARGET\n"
 	      "       resolute systemd [--policy FILE] [--install] UNIT\n"
+	      "       resolute stats [--policy FILE | --prune]\n"
 	      "       resolute version | help\n"
 	      "\n"
 	      "  run      run COMMAND with connect/read timeouts and retries\n"
@@ -31,6 +32,7 @@ void rs_cli_usage(FILE *f)
 	      "unix:PATH)\n"
 	      "  systemd  print (or --install) a drop-in that preloads "
 	      "resolute into UNIT\n"
+	      "  stats    show this user's live shared retry budgets\n"
 	      "\n"
 	      "Durations: 250ms, 1.5s, 2m.  See resolute(1) and "
 	      "resolute-policy(5).\n", f);
@@ -70,5 +72,7 @@ int main(int argc, char **argv)
 		return rs_cmd_run(argc - 1, argv + 1);
 	if (strcmp(cmd, "systemd") == 0)
 		return rs_cmd_systemd(argc - 1, argv + 1);
+	if (strcmp(cmd, "stats") == 0)
+		return rs_cmd_stats(argc - 1, argv + 1);
 	return rs_cli_usage_error("unknown command '%s'", cmd);
 }

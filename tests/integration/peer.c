@@ -2,7 +2,7 @@
  * peer.c - a misbehaving server for the integration tests.
  *
  *   peer MODE [-h HOST] [-p PORT] [-u UNIXPATH] [-d DELAY_MS] [-n COUNT]
- *        [-l LIFETIME_MS] [-b BYTES]
+ *        [-l LIFETIME_MS] [-b BYTES] [-q LISTEN_BACKLOG]
  *
  * Prints the bound port (or 0 for unix) on stdout once ready, then serves
  * until killed or until LIFETIME_MS (default 60 s) passes, so that a test
@@ -199,11 +199,11 @@ static void *lifetime(void *arg)
 int main(int argc, char **argv)
 {
 	const char *host = "127.0.0.1", *upath = NULL;
-	int port = 0, life = 60000, opt, bound;
+	int port = 0, life = 60000, opt, bound, queue = 128;
 	pthread_t t;
 
 	signal(SIGPIPE, SIG_IGN);
-	while ((opt = getopt(argc, argv, "h:p:u:d:n:l:b:")) != -1) {
+	while ((opt = getopt(argc, argv, "h:p:u:d:n:l:b:q:")) != -1) {
 		switch (opt) {
 		case 'h': host = optarg; break;
 		case 'p': port = atoi(optarg); break;
@@ -212,6 +212,7 @@ int main(int argc, char **argv)
 		case 'n': count = atoi(optarg); break;
 		case 'l': life = atoi(optarg); break;
 		case 'b': bytes = atoi(optarg); break;
+		case 'q': queue = atoi(optarg); break;
 		default: return 2;
 		}
 	}
@@ -227,13 +228,13 @@ int main(int argc, char **argv)
 	 * (refusing) when it says so; otherwise a client started at once
 	 * may be refused.
 	 */
-	if (!late && listen(s, strcmp(mode, "backlog") == 0 ? 0 : 128) < 0)
+	if (!late && listen(s, strcmp(mode, "backlog") == 0 ? 0 : queue) < 0)
 		die("listen");
 	printf("%d\n", bound);
 	fflush(stdout);
 	if (late) {
 		sleep_ms(delay_ms);
-		if (listen(s, 128) < 0)
+		if (listen(s, queue) < 0)
 			die("listen");
 	}
 	if (strcmp(mode, "backlog") == 0) {

@@ -122,6 +122,20 @@ static inline void t_peer_stop(struct t_peer *p)
 	}
 }
 
+/*
+ * The policy files a test wrote, removed when it exits: their shared retry
+ * budgets (scope: machine) are keyed by path, and `resolute stats --prune`
+ * (run by scripts/run-tests.sh) removes those whose policy is gone.
+ */
+static char t_policy_paths[64][40];
+static int t_policy_count;
+
+static inline void t_policy_cleanup(void)
+{
+	for (int i = 0; i < t_policy_count; i++)
+		unlink(t_policy_paths[i]);
+}
+
 /* Writes yaml to a new temporary policy file; returns its path (malloc). */
 static inline char *t_policy(const char *yaml)
 {
@@ -131,6 +145,11 @@ static inline char *t_policy(const char *yaml)
 	if (fd < 0 || write(fd, yaml, strlen(yaml)) != (ssize_t)strlen(yaml))
 		abort();
 	close(fd);
+	if (t_policy_count == 0)
+		atexit(t_policy_cleanup);
+	if (t_policy_count < 64)
+		snprintf(t_policy_paths[t_policy_count++],
+		    sizeof(t_policy_paths[0]), "%s", path);
 	return path;
 }
 

@@ -3,7 +3,9 @@
 # src/libresolute.map, nothing by accident; and no interposed name is
 # called directly inside src/ (scripts/lint-calls.sh).
 set -u
+# Under ASan RS_LIB is "libasan.so libresolute.so": the library is the last word.
 lib=${RS_LIB:-build/libresolute.so}
+lib=${lib##* }
 want=$(sed -n '/^global:/,/^local:/p' src/libresolute.map |
 	grep -v -e '^global:' -e '^local:' | tr ';' '\n' |
 	sed 's/[[:space:]]//g' | grep -v '^$' | sort)

@@ -320,7 +320,10 @@ static void test_error_cap(void **state)
 	free(text);
 }
 
-/* Deep nesting is cut off, not followed down the stack. */
+/*
+ * Deep nesting is cut off, not followed down the stack, and ends the load
+ * (libyaml would spend seconds on the rest).
+ */
 static void test_deep_nesting(void **state)
 {
 	size_t depth = 100000, n = 0;
@@ -335,8 +338,9 @@ static void test_deep_nesting(void **state)
 	n += 2 * depth;
 	assert_int_equal(rs_policy_load_buffer("t", text, n, &p, &d),
 	    -EINVAL);
-	assert_int_equal(d.n, 2);
-	rs_diag_format(&d.v[1], got, sizeof(got));
+	/* The load stops there: nothing after the cut-off is parsed. */
+	assert_int_equal(d.n, 1);
+	rs_diag_format(&d.v[0], got, sizeof(got));
 	assert_string_equal(got, "t:2:39: error: nested too deeply");
 	rs_diags_free(&d);
 	free(text);

@@ -1,0 +1,49 @@
+#!/bin/sh
+# fuzz.sh - builds the libFuzzer targets under tests/fuzz/ and runs each one
+# for a bounded time, starting from its seed corpus.
+#
+#   FUZZ_SECONDS=60 scripts/fuzz.sh [TARGET...]     (default: every target)
+#
+# Targets are built with clang -fsanitize=fuzzer,address,undefined into
+# $B/fuzz/.  The seed corpus (tests/fuzz/corpus/NAME) is only read; what the
+# fuzzer discovers goes into $B/fuzz/corpus-NAME, crashes into $B/fuzz/.
+# Exits non-zero on the first target that finds a crash, a leak or a hang.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+B=${B:-build}
+FUZZ_CC=${FUZZ_CC:-clang}
+secs=${FUZZ_SECONDS:-60}
+out="$B/fuzz"
+srcs="src/policy.c src/policy_yaml.c src/sysio.c src/default_policy.S"
+flags="-g -O1 -std=c11 -D_GNU_SOURCE -Isrc -Wall -Wextra -Werror
+-Wmissing-prototypes -fno-omit-frame-pointer
+-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"
+
+if ! command -v "$FUZZ_CC" >/dev/null 2>&1; then
+	echo "fuzz.sh: $FUZZ_CC not found (install clang and libclang-rt-14-dev)" >&2
+	exit 1
+fi
+mkdir -p "$out"
+targets=${*:-$(for f in tests/fuzz/fuzz_*.c; do basename "$f" .c | sed 's/^fuzz_//'; done)}
+for t in $targets; do
+	echo "  FUZZ    $t (${secs}s)"
+	# shellcheck disable=SC2086 # flag and source lists split on purpose
+	$FUZZ_CC $flags -o "$out/fuzz_$t" "tests/fuzz/fuzz_$t.c" $srcs -lyaml ||
+		exit 1
+	mkdir -p "$out/corpus-$t"
+	# One input may take at most 10 s (a hang fails); the runtime-limit
+	# is the whole budget.  Leaks are checked at the end of each input.
+	"$out/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+		-max_len=65536 -print_final_stats=1 \
+		-artifact_prefix="$out/crash-$t-" \
+		"$out/corpus-$t" "tests/fuzz/corpus/$t" >"$out/fuzz_$t.log" 2>&1
+	rc=$?
+	grep -E '^stat::number_of_executed_units|^Done' "$out/fuzz_$t.log" |
+		sed 's/^/    /'
+	if [ $rc -ne 0 ]; then
+		echo "fuzz.sh: $t failed (exit $rc); see $out/fuzz_$t.log:" >&2
+		grep -m5 -E 'ERROR|SUMMARY|Test unit written' "$out/fuzz_$t.log" >&2
+		exit 1
+	fi
+done
+echo "fuzz: all targets ran ${secs}s without a finding"

@@ -1,0 +1,55 @@
+/*
+ * epolltrack.h - epoll registrations of sockets whose connect the library
+ * drives.
+ *
+ * epoll_ctl registrations of sockets that may become managed are recorded
+ * by (epoll fd, fd).  While a managed connect is pending, the kernel
+ * registration is replaced: removed during a backoff (an unconnected TCP
+ * socket polls as POLLOUT|POLLHUP, so a level-triggered registration would
+ * spin), EPOLLOUT with a tagged data word during an attempt; the program's
+ * own registration (events and data) is put back once the connect is over.
+ * Connected sockets with read/write timeouts stay tagged so that a wait can
+ * tell which descriptor an event belongs to.  Thread-safe: one mutex, never
+ * held across a wait.  All results are counts or -errno.
+ */
+#ifndef RS_EPOLLTRACK_H
+#define RS_EPOLLTRACK_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+
+/* epoll_ctl, recording registrations of unconnected or managed sockets. */
+int rs_ept_ctl(int epfd, int op, int fd, struct epoll_event *ev);
+
+/* Returns whether any registration is recorded (one atomic load). */
+bool rs_ept_tracking(void);
+
+/*
+ * Returns whether a wait on epfd must go through rs_ept_wait(); false
+ * costs one atomic load when no managed socket needs looking after.
+ */
+bool rs_ept_busy(int epfd);
+
+/*
+ * epoll_pwait until the monotonic time end_ms (RS_NEVER: no timeout),
+ * driving the pending connects registered in epfd.
+ */
+int rs_ept_wait(int epfd, struct epoll_event *ev, int max, int64_t end_ms,
+    const sigset_t *mask);
+
+/*
+ * After a plain epoll wait that returned n > 0 events: translates tagged
+ * events that slipped in (another thread started a connect meanwhile) and
+ * drops internal ones.  Returns the new count.
+ */
+int rs_ept_fixup(int epfd, struct epoll_event *ev, int n);
+
+/* fd's connect state changed (a connect() call): re-check its records. */
+void rs_ept_fd_changed(int fd);
+
+/* fd is being closed: forget its records, and all of them if an epfd. */
+void rs_ept_fd_closed(int fd);
+
+#endif /* RS_EPOLLTRACK_H */

@@ -1,0 +1,168 @@
+#!/bin/sh
+# test_clients_connect.sh - real clients' non-blocking connects under the
+# library: curl (poll), OpenBSD nc (poll), python3 with a socket timeout
+# (poll), python3 asyncio (epoll) and node (libuv, epoll).
+#
+# Each client connects to a server that refuses for 700 ms (peer late) and
+# must succeed, the library retrying inside the client's own waits.  In the
+# test namespace, each connects to 127.0.0.2 (SYNs dropped) and must fail
+# within the policy's window (3 attempts of 300 ms, waits of 100 and 200 ms:
+# 1.2 s) instead of hanging.  Every command is bounded by timeout 20.
+# Environment: RS_LIB, RS_BUILD (set by scripts/run-tests.sh), RS_NETNS.
+set -u
+self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
+cd "$(dirname "$0")/../.." || exit 2
+RS_BUILD=${RS_BUILD:-$PWD/build}
+RS_LIB=${RS_LIB:-$RS_BUILD/libresolute.so}
+SLACK=${RS_SLACK_MS:-150}
+# client NAME HOST PORT: runs the named client once; 0 on a 200 response.
+client() {
+	case $1 in
+	curl)
+		curl -sS -o /dev/null -w '%{http_code}\n' \
+		    "http://$2:$3/" | grep -q '^200$' ;;
+	nc)
+		printf 'GET / HTTP/1.0\r\n\r\n' | nc -w 5 "$2" "$3" |
+		    grep -q '200 OK' ;;
+	python3)
+		python3 - "$2" "$3" <<'EOF'
+import socket, sys
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=5)
+s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+sys.exit(0 if b"200 OK" in s.recv(4096) else 1)
+EOF
+		;;
+	asyncio)
+		python3 - "$2" "$3" <<'EOF'
+import asyncio, sys
+async def main():
+    r, w = await asyncio.open_connection(sys.argv[1], int(sys.argv[2]))
+    w.write(b"GET / HTTP/1.0\r\n\r\n")
+    return b"200 OK" in await r.read(4096)
+sys.exit(0 if asyncio.run(main()) else 1)
+EOF
+		;;
+	node)
+		node -e '
+require("http").get({host: process.argv[1], port: +process.argv[2]},
+    (res) => process.exit(res.statusCode === 200 ? 0 : 1))
+    .on("error", (e) => { console.error(e.code); process.exit(1); });
+' "$2" "$3" ;;
+	esac
+}
+
+if [ "${1:-}" = --client ]; then
+	client "$2" "$3" "$4"
+	exit
+fi
+
+tmp=$(mktemp -d /tmp/rs-clients-XXXXXX)
+fails=0 passes=0 skipped=""
+peer_pid=""
+
+cleanup() {
+	[ -n "$peer_pid" ] && kill "$peer_pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+
+now_ms() {
+	echo $(($(date +%s%N) / 1000000))
+}
+
+cat >"$tmp/retry.yaml" <<'EOF'
+version: 1
+defaults:
+  connect_timeout: 1s
+  attempts: 6
+  backoff: {base: 100ms, jitter: none}
+  retry_budget: {ratio: 1000, min_per_second: 100000}
+EOF
+cat >"$tmp/drop.yaml" <<'EOF'
+version: 1
+defaults:
+  connect_timeout: 300ms
+  attempts: 3
+  backoff: {base: 100ms, jitter: none}
+  retry_budget: {ratio: 1000, min_per_second: 100000}
+EOF
+
+# Starts "peer late -d 700"; sets $port.  Bounded: 50 checks of 20 ms.
+start_peer() {
+	: >"$tmp/port"
+	"$RS_BUILD/itests/peer" late -d 700 -l 30000 >"$tmp/port" &
+	peer_pid=$!
+	i=0
+	while [ ! -s "$tmp/port" ] && [ $i -lt 50 ]; do
+		sleep 0.02
+		i=$((i + 1))
+	done
+	port=$(cat "$tmp/port")
+}
+
+stop_peer() {
+	kill "$peer_pid" 2>/dev/null
+	wait "$peer_pid" 2>/dev/null
+	peer_pid=""
+}
+
+installed() {
+	case $1 in
+	asyncio) command -v python3 >/dev/null ;;
+	*) command -v "$1" >/dev/null ;;
+	esac
+}
+
+# run POLICY NAME HOST PORT: the client under the library, bounded by
+# timeout 20 (this script re-runs itself in client mode), timed; sets $rc
+# and $ms.
+run() {
+	t0=$(now_ms)
+	LD_PRELOAD="$RS_LIB" RESOLUTE_POLICY="$1" RESOLUTE_LOG=error \
+	    timeout 20 sh "$self" --client "$2" "$3" "$4" >"$tmp/out" 2>&1
+	rc=$?
+	ms=$(($(now_ms) - t0))
+}
+
+pass() {
+	passes=$((passes + 1))
+	echo "ok    $*"
+}
+
+fail() {
+	fails=$((fails + 1))
+	echo "FAIL  $*"
+	sed 's/^/    | /' "$tmp/out"
+}
+
+for c in curl nc python3 asyncio node; do
+	if ! installed "$c"; then
+		echo "skip  $c: not installed"
+		skipped="$skipped $c"
+		continue
+	fi
+	start_peer
+	run "$tmp/retry.yaml" "$c" 127.0.0.1 "$port"
+	stop_peer
+	# The attempt at 700 ms succeeds; allow for the client's start-up.
+	if [ "$rc" = 0 ] && [ "$ms" -ge 700 ] && [ "$ms" -lt $((700 + 1000 + SLACK)) ]; then
+		pass "$c: refused for 700 ms, connected after $ms ms"
+	else
+		fail "$c: refused for 700 ms: exit $rc after $ms ms"
+	fi
+	if [ "${RS_NETNS:-}" != 1 ]; then
+		continue
+	fi
+	run "$tmp/drop.yaml" "$c" 127.0.0.2 80
+	if [ "$rc" != 0 ] && [ "$ms" -ge 1200 ] && [ "$ms" -lt $((1200 + 1000 + SLACK)) ]; then
+		pass "$c: SYNs dropped, failed after $ms ms (exit $rc)"
+	else
+		fail "$c: SYNs dropped: exit $rc after $ms ms"
+	fi
+done
+
+echo "$passes passed, $fails failed${skipped:+, not installed:$skipped}"
+if [ "${RS_NETNS:-}" != 1 ] && [ $fails = 0 ]; then
+	echo "SKIPPED: dropped-SYN cases need the network namespace (root)"
+fi
+[ $fails = 0 ]
