@@ -31,6 +31,9 @@
 /* Turns a real call's -1/errno into -errno. */
 #define RET(expr) ({ __typeof__(expr) r_ = (expr); r_ < 0 ? -errno : r_; })
 
+/* wait_ready(): the descriptor is no longer the socket of its entry. */
+#define NOT_OURS 1
+
 /* How a call runs, decided by route(). */
 enum route {
 	PLAIN,		/* the real call, nothing else */
@@ -250,8 +253,10 @@ static int64_t own_timeout(int fd, bool out, int64_t now)
 /*
  * Waits until the transfer can go on.  Returns 0 when the socket is
  * ready, -ETIMEDOUT when our timeout or the deadline passed, -EAGAIN when
- * the program's own socket timeout did, or -EINTR.  The deadline is
- * recomputed each turn: another thread's activity on the socket moves it.
+ * the program's own socket timeout did, -EINTR, or NOT_OURS when the
+ * descriptor turned out to be another socket (see stranger()).  The
+ * deadline is recomputed each turn: another thread's activity on the
+ * socket moves it.
  */
 static int wait_ready(struct rs_fd *e, const struct xfer *x, int64_t own)
 {
@@ -262,6 +267,8 @@ static int wait_ready(struct rs_fd *e, const struct xfer *x, int64_t own)
 		if (now >= own && own <= until)
 			return -EAGAIN;
 		if (now >= until) {
+			if (!rs_fd_is(e, x->fd))
+				return NOT_OURS;
 			log_timeout(e, x->out, now);
 			return -ETIMEDOUT;
 		}
@@ -271,6 +278,24 @@ static int wait_ready(struct rs_fd *e, const struct xfer *x, int64_t own)
 		if (r != 0)
 			return r < 0 ? r : 0;
 	}
+}
+
+/*
+ * A descriptor that was dup'd shares its O_NONBLOCK flag with its copies,
+ * which may have changed it through a number whose entry is another: the
+ * flag is read again before a first wait, so that a socket that is in fact
+ * non-blocking gets the kernel's EAGAIN rather than a wait.
+ */
+static bool really_nonblocking(struct rs_fd *e, int fd)
+{
+	if (!e->shared)
+		return false;
+	int fl = rs_real_fcntl(fd, F_GETFL, 0);
+
+	if (fl < 0 || !(fl & O_NONBLOCK))
+		return false;
+	e->nonblocking = true;
+	return true;
 }
 
 /* Moves the cursor of x past r more bytes. */
@@ -331,6 +356,26 @@ static ssize_t once(struct xfer *x)
 }
 
 /*
+ * A descriptor closed behind the library's back and reused for another
+ * socket, by a call the library does not see (a descriptor received with
+ * SCM_RIGHTS, a raw system call), must not get our timeout.  Checking the
+ * inode costs an fstat, so it is done only when a timeout would be
+ * reported: the wait before it is what the blocking call would have done.
+ * The entry is forgotten, and the call is finished as the plain blocking
+ * call it is.
+ */
+static ssize_t stranger(struct xfer *x)
+{
+	rs_fd_forget(x->fd);
+	x->flags &= ~MSG_DONTWAIT;
+	ssize_t r = once(x);
+
+	if (r < 0)
+		return x->done ? (ssize_t)x->done : r;
+	return (ssize_t)x->done + r;
+}
+
+/*
  * Ends the transfer after the failure err (-errno): what moved already is
  * returned, as the kernel returns a partial count; a timeout after some
  * progress is kept pending so that the next call reports it.
@@ -368,11 +413,15 @@ static ssize_t finish(struct rs_fd *e, struct xfer *x, ssize_t r)
 			return partial(e, x, r);
 		}
 		if (!asked) {
+			if (really_nonblocking(e, x->fd))
+				return partial(e, x, r);
 			own = own_timeout(x->fd, x->out, rs_clock_now_ms());
 			asked = true;
 		}
 		int w = wait_ready(e, x, own);
 
+		if (w == NOT_OURS)
+			return stranger(x);
 		if (w < 0)
 			return partial(e, x, w);
 		r = once(x);
@@ -398,6 +447,9 @@ static ssize_t peek_all(struct rs_fd *e, struct xfer *x, ssize_t r)
 {
 	size_t want = iov_total(x->iov, x->cnt);
 	ssize_t seen = 0;
+
+	if (r == -EAGAIN && really_nonblocking(e, x->fd))
+		return r;
 	int64_t own = own_timeout(x->fd, false, rs_clock_now_ms());
 
 	for (;;) {
@@ -410,6 +462,8 @@ static ssize_t peek_all(struct rs_fd *e, struct xfer *x, ssize_t r)
 		}
 		int w = wait_ready(e, x, own);
 
+		if (w == NOT_OURS)
+			return stranger(x);
 		if (w < 0)
 			return seen > 0 && w == -EAGAIN ? seen : w;
 		if (seen > 0)
@@ -577,11 +631,18 @@ ssize_t rs_io_recvmsg(struct rs_fd *e, int fd, struct msghdr *msg, int flags)
  */
 static int mmsg_rest(struct rs_fd *e, struct xfer *x, int r)
 {
+	if (r != -EAGAIN || really_nonblocking(e, x->fd))
+		return (int)touched(e, r);
 	int64_t own = own_timeout(x->fd, x->out, rs_clock_now_ms());
 
 	while (r == -EAGAIN) {
 		int w = wait_ready(e, x, own);
 
+		if (w == NOT_OURS) {
+			rs_fd_forget(x->fd);
+			x->flags &= ~MSG_DONTWAIT;
+			w = 0;
+		}
 		if (w < 0)
 			return w;
 		r = x->out ? RET(rs_real_sendmmsg(x->fd, (void *)x->msg,

@@ -26,6 +26,11 @@
  *   peek:N  peekall:N  recv(MSG_PEEK), recv(MSG_PEEK|MSG_WAITALL) of N
  *   rawclose           close the socket with a raw system call, behind
  *                      the library's back
+ *   rawreconnect       close the socket and connect a new one on the same
+ *                      number, all with raw system calls the library
+ *                      does not see
+ *   dupnonblock        dup the socket, set O_NONBLOCK through the copy
+ *                      (shared by both), close the copy
  *   pipe:MS            make a pipe, which must reuse the socket's number;
  *                      a child writes 5 bytes into it after MS ms; then a
  *                      blocking read on that number; VALUE is the count
@@ -260,6 +265,19 @@ static long pipe_reuse(int ms, char *buf)
 	return r;
 }
 
+/* A new socket on the same number, made behind the library's back. */
+static long raw_reconnect(void)
+{
+	syscall(SYS_close, fd);
+	long s = syscall(SYS_socket, family, SOCK_STREAM, 0);
+
+	if (s != fd) {
+		errno = EBADFD;
+		return -1;
+	}
+	return syscall(SYS_connect, fd, (void *)&dst, dstlen);
+}
+
 static long step_more(const char *s, int ms, char *buf)
 {
 	size_t n = ms > 65536 ? 65536 : (size_t)(ms < 0 ? 0 : ms);
@@ -272,6 +290,15 @@ static long step_more(const char *s, int ms, char *buf)
 		return recv(fd, buf, n, MSG_PEEK);
 	if (!strncmp(s, "peekall:", 8))
 		return recv(fd, buf, n, MSG_PEEK | MSG_WAITALL);
+	if (!strcmp(s, "rawreconnect"))
+		return raw_reconnect();
+	if (!strcmp(s, "dupnonblock")) {
+		int c = dup(fd);
+
+		if (c < 0 || fcntl(c, F_SETFL, fcntl(c, F_GETFL) | O_NONBLOCK))
+			return -1;
+		return close(c);
+	}
 	if (!strcmp(s, "rawclose"))
 		return syscall(SYS_close, fd);
 	if (!strncmp(s, "pipe:", 5))

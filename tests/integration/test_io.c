@@ -336,6 +336,43 @@ static void test_blocking_write_while_connecting(void **state)
 	assert_failed_in(&r, "send:x", "ETIMEDOUT", 0, 500);
 }
 
+/*
+ * A socket closed and its number reused for another socket, both behind
+ * the library's back: the new socket is not managed, so a read on it waits
+ * for the answer (1.2 s, longer than the 300 ms read timeout).
+ */
+static void test_raw_close_reused_by_socket(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	run_client(&r,
+	    "version: 1\ndefaults:\n  read_timeout: 300ms\n", "slow",
+	    "-d", "1200", "connect", "rawreconnect", "http", "read", NULL);
+	struct t_step s = find_step(&r, "read");
+
+	if (strcmp(s.result, "ok") || s.value <= 0 || s.ms < 1200) {
+		t_show(&r);
+		fail_msg("read: %s %ld after %lld ms", s.result, s.value, s.ms);
+	}
+}
+
+/*
+ * O_NONBLOCK set through a dup'd copy (the flag belongs to the shared
+ * file, not to the number) makes the socket non-blocking: a read with no
+ * data fails with EAGAIN at once, it does not wait for the read timeout.
+ */
+static void test_nonblocking_through_dup(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	run_client(&r, POLICY_800, "silent", NULL, NULL, "connect",
+	    "dupnonblock", "recv", NULL);
+	assert_failed_in(&r, "recv", "EAGAIN", find_step(&r, "dupnonblock").ms,
+	    0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -349,6 +386,8 @@ int main(void)
 		cmocka_unit_test(test_waitall_partial_then_timeout),
 		cmocka_unit_test(test_peek_keeps_data),
 		cmocka_unit_test(test_raw_close_reused_by_pipe),
+		cmocka_unit_test(test_raw_close_reused_by_socket),
+		cmocka_unit_test(test_nonblocking_through_dup),
 		cmocka_unit_test(test_nonblocking_write_after_undriven_connect),
 		cmocka_unit_test(test_blocking_write_while_connecting),
 	};
