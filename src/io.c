@@ -225,7 +225,12 @@ static int route(struct rs_fd *e, int fd, bool out, int flags)
 		if (r != 0)
 			return r < 0 ? r : PLAIN;
 	}
-	if (e->nonblocking || (flags & MSG_DONTWAIT))
+	/*
+	 * A dup'd socket's O_NONBLOCK may have been cleared through a copy:
+	 * such a call takes the timeout path, whose first try does not block
+	 * and which reads the flag again before it waits.
+	 */
+	if ((flags & MSG_DONTWAIT) || (e->nonblocking && !e->shared))
 		return timed(s) ? TOUCH : PLAIN;
 	uint32_t t = out ? s->write_timeout_ms : s->read_timeout_ms;
 
@@ -284,18 +289,18 @@ static int wait_ready(struct rs_fd *e, const struct xfer *x, int64_t own)
  * A descriptor that was dup'd shares its O_NONBLOCK flag with its copies,
  * which may have changed it through a number whose entry is another: the
  * flag is read again before a first wait, so that a socket that is in fact
- * non-blocking gets the kernel's EAGAIN rather than a wait.
+ * non-blocking gets the kernel's EAGAIN rather than a wait, and one that
+ * is in fact blocking gets its timeout.
  */
 static bool really_nonblocking(struct rs_fd *e, int fd)
 {
 	if (!e->shared)
-		return false;
+		return e->nonblocking;
 	int fl = rs_real_fcntl(fd, F_GETFL, 0);
 
-	if (fl < 0 || !(fl & O_NONBLOCK))
-		return false;
-	e->nonblocking = true;
-	return true;
+	if (fl >= 0)
+		e->nonblocking = (fl & O_NONBLOCK) != 0;
+	return e->nonblocking;
 }
 
 /* Moves the cursor of x past r more bytes. */
