@@ -70,7 +70,12 @@ static inline int64_t process_deadline(void)
 	return rt ? rt->deadline_ms : RS_NEVER;
 }
 
-/* The monotonic time at which a transfer in direction out times out. */
+/*
+ * The monotonic time at which a transfer in direction out times out.  The
+ * last activity is recorded in whole milliseconds, rounded down, so the
+ * timeout ends one millisecond later than their sum: never before
+ * read_timeout (write_timeout) has really passed.
+ */
 static int64_t io_deadline(const struct rs_fd *e, bool out)
 {
 	const struct rs_settings *s = e->settings;
@@ -78,7 +83,7 @@ static int64_t io_deadline(const struct rs_fd *e, bool out)
 	int64_t when = process_deadline();
 
 	if (t != RS_OFF)
-		when = rs_clock_min(when, rs_fd_last_activity(e) + t);
+		when = rs_clock_min(when, rs_fd_last_activity(e) + t + 1);
 	return when;
 }
 
@@ -98,7 +103,7 @@ static void log_timeout(const struct rs_fd *e, bool out, int64_t now)
 {
 	const struct rs_settings *s = e->settings;
 	uint32_t t = out ? s->write_timeout_ms : s->read_timeout_ms;
-	bool by_deadline = t == RS_OFF || now < rs_fd_last_activity(e) + t;
+	bool by_deadline = t == RS_OFF || now <= rs_fd_last_activity(e) + t;
 	char addr[128], dest[RS_HOST_MAX + 160];
 
 	rs_stats_add(e->rule, out ? RS_STAT_WRITE_TIMEOUTS :
