@@ -31,6 +31,10 @@
 /* Turns a real call's -1/errno into -errno. */
 #define RET(expr) ({ __typeof__(expr) r_ = (expr); r_ < 0 ? -errno : r_; })
 
+/* The real call of a PLAIN or TOUCH route. */
+#define DIRECT(how, e, call) \
+	((how) == TOUCH ? touched((e), RET(call)) : RET(call))
+
 /* wait_ready(): the descriptor is no longer the socket of its entry. */
 #define NOT_OURS 1
 
@@ -38,7 +42,7 @@
 enum route {
 	PLAIN,		/* the real call, nothing else */
 	TOUCH,		/* the real call, then record the activity */
-	GUARD,		/* blocking with a timeout or deadline: the slow path */
+	GUARD,		/* blocking, with a timeout or deadline */
 };
 
 /*
@@ -48,7 +52,7 @@ enum route {
 struct xfer {
 	int fd;
 	bool out;			/* a write */
-	bool all;			/* must move every byte (writes, WAITALL) */
+	bool all;			/* move every byte (writes, WAITALL) */
 	int flags;			/* the program's, plus MSG_DONTWAIT */
 	struct msghdr *msg;		/* name and control; NULL for none */
 	const struct iovec *iov;
@@ -121,8 +125,8 @@ static void log_timeout(const struct rs_fd *e, bool out, int64_t now)
 		rs_log(RS_LOG_WARN, &f, "%s %s timed out: process deadline "
 		    "passed", out ? "write to" : "read from", dest);
 	else
-		rs_log(RS_LOG_WARN, &f, "%s %s timed out: no progress for %u ms",
-		    out ? "write to" : "read from", dest, t);
+		rs_log(RS_LOG_WARN, &f, "%s %s timed out: no progress for "
+		    "%u ms", out ? "write to" : "read from", dest, t);
 }
 
 /* Takes a pending timeout reported by a wait; returns whether there was. */
@@ -537,8 +541,7 @@ ssize_t rs_io_read(struct rs_fd *e, int fd, void *buf, size_t n)
 	if (how < 0)
 		return how;
 	if (how != GUARD)
-		return how == TOUCH ? touched(e, RET(rs_real_read(fd, buf, n))) :
-		    RET(rs_real_read(fd, buf, n));
+		return DIRECT(how, e, rs_real_read(fd, buf, n));
 	/* On a connected stream socket, read is recv with no flags. */
 	ssize_t r = RET(rs_real_recv(fd, buf, n, MSG_DONTWAIT));
 
@@ -558,8 +561,7 @@ ssize_t rs_io_readv(struct rs_fd *e, int fd, const struct iovec *iov, int cnt)
 	if (how < 0)
 		return how;
 	if (how != GUARD)
-		return how == TOUCH ? touched(e, RET(rs_real_readv(fd, iov, cnt))) :
-		    RET(rs_real_readv(fd, iov, cnt));
+		return DIRECT(how, e, rs_real_readv(fd, iov, cnt));
 	struct msghdr m = { .msg_iov = (struct iovec *)iov,
 		.msg_iovlen = cnt > 0 ? (size_t)cnt : 0 };
 	ssize_t r = RET(rs_real_recvmsg(fd, &m, MSG_DONTWAIT));
@@ -578,9 +580,7 @@ ssize_t rs_io_recv(struct rs_fd *e, int fd, void *buf, size_t n, int flags)
 	if (how < 0)
 		return how;
 	if (how != GUARD)
-		return how == TOUCH ?
-		    touched(e, RET(rs_real_recv(fd, buf, n, flags))) :
-		    RET(rs_real_recv(fd, buf, n, flags));
+		return DIRECT(how, e, rs_real_recv(fd, buf, n, flags));
 	ssize_t r = RET(rs_real_recv(fd, buf, n, flags | MSG_DONTWAIT));
 
 	if (settled(r, n, flags))
@@ -598,9 +598,8 @@ ssize_t rs_io_recvfrom(struct rs_fd *e, int fd, void *buf, size_t n,
 	if (how < 0)
 		return how;
 	if (how != GUARD)
-		return how == TOUCH ?
-		    touched(e, RET(rs_real_recvfrom(fd, buf, n, flags, sa, len))) :
-		    RET(rs_real_recvfrom(fd, buf, n, flags, sa, len));
+		return DIRECT(how, e,
+		    rs_real_recvfrom(fd, buf, n, flags, sa, len));
 	ssize_t r = RET(rs_real_recvfrom(fd, buf, n, flags | MSG_DONTWAIT, sa,
 	    len));
 
@@ -622,9 +621,7 @@ ssize_t rs_io_recvmsg(struct rs_fd *e, int fd, struct msghdr *msg, int flags)
 	if (how < 0)
 		return how;
 	if (how != GUARD)
-		return how == TOUCH ?
-		    touched(e, RET(rs_real_recvmsg(fd, msg, flags))) :
-		    RET(rs_real_recvmsg(fd, msg, flags));
+		return DIRECT(how, e, rs_real_recvmsg(fd, msg, flags));
 	ssize_t r = RET(rs_real_recvmsg(fd, msg, flags | MSG_DONTWAIT));
 
 	if (settled(r, flags & MSG_WAITALL ?
@@ -687,9 +684,7 @@ ssize_t rs_io_write(struct rs_fd *e, int fd, const void *buf, size_t n)
 	if (how < 0)
 		return how;
 	if (how != GUARD)
-		return how == TOUCH ?
-		    touched(e, RET(rs_real_write(fd, buf, n))) :
-		    RET(rs_real_write(fd, buf, n));
+		return DIRECT(how, e, rs_real_write(fd, buf, n));
 	/*
 	 * send without MSG_NOSIGNAL is write on a connected stream socket,
 	 * SIGPIPE included.
@@ -713,9 +708,7 @@ ssize_t rs_io_writev(struct rs_fd *e, int fd, const struct iovec *iov,
 	if (how < 0)
 		return how;
 	if (how != GUARD)
-		return how == TOUCH ?
-		    touched(e, RET(rs_real_writev(fd, iov, cnt))) :
-		    RET(rs_real_writev(fd, iov, cnt));
+		return DIRECT(how, e, rs_real_writev(fd, iov, cnt));
 	struct msghdr m = { .msg_iov = (struct iovec *)iov,
 		.msg_iovlen = cnt > 0 ? (size_t)cnt : 0 };
 	ssize_t r = RET(rs_real_sendmsg(fd, &m, MSG_DONTWAIT));
@@ -735,9 +728,7 @@ ssize_t rs_io_send(struct rs_fd *e, int fd, const void *buf, size_t n,
 	if (how < 0)
 		return how;
 	if (how != GUARD)
-		return how == TOUCH ?
-		    touched(e, RET(rs_real_send(fd, buf, n, flags))) :
-		    RET(rs_real_send(fd, buf, n, flags));
+		return DIRECT(how, e, rs_real_send(fd, buf, n, flags));
 	ssize_t r = RET(rs_real_send(fd, buf, n, flags | MSG_DONTWAIT));
 
 	if (r >= 0 && (size_t)r == n)
@@ -756,9 +747,8 @@ ssize_t rs_io_sendto(struct rs_fd *e, int fd, const void *buf, size_t n,
 	if (how < 0)
 		return how;
 	if (how != GUARD)
-		return how == TOUCH ?
-		    touched(e, RET(rs_real_sendto(fd, buf, n, flags, sa, len))) :
-		    RET(rs_real_sendto(fd, buf, n, flags, sa, len));
+		return DIRECT(how, e,
+		    rs_real_sendto(fd, buf, n, flags, sa, len));
 	ssize_t r = RET(rs_real_sendto(fd, buf, n, flags | MSG_DONTWAIT, sa,
 	    len));
 
@@ -779,9 +769,7 @@ ssize_t rs_io_sendmsg(struct rs_fd *e, int fd, const struct msghdr *msg,
 	if (how < 0)
 		return how;
 	if (how != GUARD)
-		return how == TOUCH ?
-		    touched(e, RET(rs_real_sendmsg(fd, msg, flags))) :
-		    RET(rs_real_sendmsg(fd, msg, flags));
+		return DIRECT(how, e, rs_real_sendmsg(fd, msg, flags));
 	ssize_t r = RET(rs_real_sendmsg(fd, msg, flags | MSG_DONTWAIT));
 
 	if (r < 0 && r != -EAGAIN)

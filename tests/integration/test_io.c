@@ -71,12 +71,13 @@ static void run_client(struct t_run *r, const char *yaml, const char *mode,
 	int n = 0;
 	va_list ap;
 
-	/* The peer's lifetime bounds a client that the library fails to stop. */
+	/* The peer's lifetime bounds a client the library fails to stop. */
 	if (parg1)
 		assert_int_equal(t_peer_start(&p, mode, "-l", "15000", parg1,
 		    parg2, NULL), 0);
 	else
-		assert_int_equal(t_peer_start(&p, mode, "-l", "15000", NULL), 0);
+		assert_int_equal(t_peer_start(&p, mode, "-l", "15000", NULL),
+		    0);
 	snprintf(port, sizeof(port), "%d", p.port);
 	argv[n++] = (char *)t_client();
 	argv[n++] = "127.0.0.1";
