@@ -128,6 +128,12 @@ static void format_dest(const struct rs_fd *e, char *addr, size_t alen,
 	}
 }
 
+void rs_connect_format_dest(const struct rs_fd *e, char *addr, size_t alen,
+    char *dest, size_t dlen)
+{
+	format_dest(e, addr, alen, dest, dlen);
+}
+
 /* Logs the outcome of attempt e->attempt; wait_ms < 0: no retry follows. */
 static void log_attempt(enum rs_log_level lv, const struct rs_fd *e, int err,
     int64_t wait_ms, const char *event, const char *tail)

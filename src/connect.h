@@ -12,6 +12,7 @@
 #ifndef RS_CONNECT_H
 #define RS_CONNECT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
@@ -58,6 +59,14 @@ short rs_connect_revents(const struct rs_fd *e);
  * real getsockopt should answer.
  */
 int rs_connect_take_error(struct rs_fd *e);
+
+/*
+ * Formats e's destination for a log line: addr gets "10.0.0.5:5432",
+ * "[::1]:80" or "unix:/path"; dest gets "host:port (addr)" when the program
+ * resolved a name, else the address alone.  Both are always terminated.
+ */
+void rs_connect_format_dest(const struct rs_fd *e, char *addr, size_t alen,
+    char *dest, size_t dlen);
 
 /* Returns the failure class of errno err for a socket of family. */
 unsigned rs_connect_classify(int err, int family);

@@ -50,8 +50,11 @@ int64_t rs_io_wait_deadline(const struct rs_fd *e, short events, int64_t now);
 
 /*
  * For waits: that time has passed with no event.  Marks e so that the next
- * read (write) fails with ETIMEDOUT and returns the events to report
- * (POLLIN and/or POLLOUT, as asked).
+ * read (write) fails with ETIMEDOUT (once; the flag is then cleared) and
+ * returns the events to report (POLLIN and/or POLLOUT, as asked).  Returns
+ * 0 for a direction whose time has not in fact come (another thread's
+ * activity on the socket moved it): the caller should wait on.  Each
+ * timeout is logged once, here.
  */
 short rs_io_wait_expired(struct rs_fd *e, short events, int64_t now);
 

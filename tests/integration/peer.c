@@ -24,6 +24,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,13 +221,22 @@ int main(int argc, char **argv)
 	mode = argv[optind];
 	pthread_create(&t, NULL, lifetime, (void *)(intptr_t)life);
 	int s = make_listener(host, port, upath, &bound);
+	bool late = strcmp(mode, "late") == 0;
 
+	/*
+	 * Ready means listening, except for "late", which must be bound
+	 * (refusing) when it says so; otherwise a client started at once
+	 * may be refused.
+	 */
+	if (!late && listen(s, strcmp(mode, "backlog") == 0 ? 0 : queue) < 0)
+		die("listen");
 	printf("%d\n", bound);
 	fflush(stdout);
-	if (strcmp(mode, "late") == 0)
+	if (late) {
 		sleep_ms(delay_ms);
-	if (listen(s, strcmp(mode, "backlog") == 0 ? 0 : queue) < 0)
-		die("listen");
+		if (listen(s, queue) < 0)
+			die("listen");
+	}
 	if (strcmp(mode, "backlog") == 0) {
 		fill_backlog(host, bound);
 		pause();

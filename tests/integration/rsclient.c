@@ -20,6 +20,20 @@
  *   readall            read until EOF; VALUE is the byte count
  *   sleep:MS           sleep (no socket call)
  *   block  nonblock    clear/set O_NONBLOCK
+ *   sendmany:BYTES     blocking writes of 64 KiB until BYTES are written;
+ *                      VALUE is the total (a short write ends the step)
+ *   waitall:N          recv(MSG_WAITALL) of N bytes (N <= 65536)
+ *   peek:N  peekall:N  recv(MSG_PEEK), recv(MSG_PEEK|MSG_WAITALL) of N
+ *   rawclose           close the socket with a raw system call, behind
+ *                      the library's back
+ *   rawreconnect       close the socket and connect a new one on the same
+ *                      number, all with raw system calls the library
+ *                      does not see
+ *   dupnonblock        dup the socket, set O_NONBLOCK through the copy
+ *                      (shared by both), close the copy
+ *   pipe:MS            make a pipe, which must reuse the socket's number;
+ *                      a child writes 5 bytes into it after MS ms; then a
+ *                      blocking read on that number; VALUE is the count
  * Built with _FORTIFY_SOURCE=2, so reads go through __read_chk and friends.
  */
 #include <arpa/inet.h>
@@ -35,7 +49,9 @@
 #include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -136,6 +152,8 @@ static int wait_for(const char *how, int ms, short ev)
 	return n;
 }
 
+static long step_more(const char *s, int ms, char *buf);
+
 static long step(const char *s)
 {
 	const char *arg = strchr(s, ':');
@@ -199,6 +217,92 @@ static long step(const char *s)
 		fl = !strcmp(s, "block") ? fl & ~O_NONBLOCK : fl | O_NONBLOCK;
 		return fcntl(fd, F_SETFL, fl);
 	}
+	return step_more(s, ms, buf);
+}
+
+/* Writes total bytes in 64 KiB blocking writes; returns what was written. */
+static long send_many(long total, char *buf)
+{
+	long done = 0;
+
+	memset(buf, 'y', 65536);
+	while (done < total) {
+		size_t n = total - done > 65536 ? 65536 : (size_t)(total - done);
+		ssize_t w = write(fd, buf, n);
+
+		if (w < 0)
+			return done ? done : -1;
+		done += w;
+		if ((size_t)w < n)
+			break;
+	}
+	return done;
+}
+
+/* A pipe on the socket's number (closed behind the library's back). */
+static long pipe_reuse(int ms, char *buf)
+{
+	int p[2];
+
+	if (pipe(p) < 0)
+		return -1;
+	if (p[0] != fd) {
+		errno = EBADFD;
+		return -1;
+	}
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		usleep((useconds_t)ms * 1000);
+		_exit(write(p[1], "hello", 5) == 5 ? 0 : 1);
+	}
+	close(p[1]);
+	ssize_t r = read(fd, buf, 65536);
+	int save = errno;
+
+	waitpid(pid, NULL, 0);
+	errno = save;
+	return r;
+}
+
+/* A new socket on the same number, made behind the library's back. */
+static long raw_reconnect(void)
+{
+	syscall(SYS_close, fd);
+	long s = syscall(SYS_socket, family, SOCK_STREAM, 0);
+
+	if (s != fd) {
+		errno = EBADFD;
+		return -1;
+	}
+	return syscall(SYS_connect, fd, (void *)&dst, dstlen);
+}
+
+static long step_more(const char *s, int ms, char *buf)
+{
+	size_t n = ms > 65536 ? 65536 : (size_t)(ms < 0 ? 0 : ms);
+
+	if (!strncmp(s, "sendmany:", 9))
+		return send_many(atol(s + 9), buf);
+	if (!strncmp(s, "waitall:", 8))
+		return recv(fd, buf, n, MSG_WAITALL);
+	if (!strncmp(s, "peek:", 5))
+		return recv(fd, buf, n, MSG_PEEK);
+	if (!strncmp(s, "peekall:", 8))
+		return recv(fd, buf, n, MSG_PEEK | MSG_WAITALL);
+	if (!strcmp(s, "rawreconnect"))
+		return raw_reconnect();
+	if (!strcmp(s, "dupnonblock")) {
+		int c = dup(fd);
+
+		if (c < 0 || fcntl(c, F_SETFL, fcntl(c, F_GETFL) | O_NONBLOCK))
+			return -1;
+		return close(c);
+	}
+	if (!strcmp(s, "rawclose"))
+		return syscall(SYS_close, fd);
+	if (!strncmp(s, "pipe:", 5))
+		return pipe_reuse(ms, buf);
 	fprintf(stderr, "rsclient: unknown step %s\n", s);
 	exit(2);
 }

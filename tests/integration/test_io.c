@@ -1,0 +1,397 @@
+/*
+ * test_io.c - read and write timeouts (SPEC §6) with the peer and rsclient.
+ *
+ * Each case runs rsclient under the library against a misbehaving peer and
+ * asserts both the outcome of each step and how long it took: a timeout
+ * must come no earlier than read_timeout (write_timeout) and not much
+ * later; data, end of file and the socket calls' own semantics must be
+ * unchanged.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "integration/peer.h"
+
+#define POLICY_800 \
+	"version: 1\n" \
+	"defaults:\n" \
+	"  read_timeout: 800ms\n" \
+	"  write_timeout: 800ms\n"
+
+#define POLICY_1S \
+	"version: 1\n" \
+	"defaults:\n" \
+	"  read_timeout: 1s\n"
+
+static long long slack(void)
+{
+	long long s = t_slack_ms();
+
+	return s < 300 ? 300 : s;
+}
+
+/* The parsed line of one step: "STEP RESULT VALUE ELAPSED". */
+struct t_step {
+	char result[32];
+	long value;
+	long long ms;
+};
+
+/* Finds the first line of step name in r's output; fails the test if none. */
+static struct t_step find_step(const struct t_run *r, const char *name)
+{
+	struct t_step s = { "", 0, 0 };
+	size_t len = strlen(name);
+
+	for (const char *p = r->out; p && *p; p = strchr(p, '\n')) {
+		if (*p == '\n')
+			p++;
+		if (strncmp(p, name, len) == 0 && p[len] == ' ' &&
+		    sscanf(p + len, " %31s %ld %lld", s.result, &s.value,
+			&s.ms) == 3)
+			return s;
+	}
+	t_show(r);
+	fail_msg("no line for step %s", name);
+	return s;
+}
+
+/*
+ * Runs rsclient against peer mode (with extra peer arguments) under the
+ * yaml policy, with the client steps given, NULL-terminated.
+ */
+static void run_client(struct t_run *r, const char *yaml, const char *mode,
+    const char *parg1, const char *parg2, ...)
+{
+	struct t_peer p;
+	char port[16], *argv[24];
+	int n = 0;
+	va_list ap;
+
+	/* The peer's lifetime bounds a client the library fails to stop. */
+	if (parg1)
+		assert_int_equal(t_peer_start(&p, mode, "-l", "15000", parg1,
+		    parg2, NULL), 0);
+	else
+		assert_int_equal(t_peer_start(&p, mode, "-l", "15000", NULL),
+		    0);
+	snprintf(port, sizeof(port), "%d", p.port);
+	argv[n++] = (char *)t_client();
+	argv[n++] = "127.0.0.1";
+	argv[n++] = port;
+	va_start(ap, parg2);
+	for (char *a; n < 23 && (a = va_arg(ap, char *));)
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	char *policy = t_policy(yaml);
+
+	assert_int_equal(t_run(r, policy, NULL, argv), 0);
+	unlink(policy);
+	free(policy);
+	t_peer_stop(&p);
+}
+
+/* Asserts a step failed with err after [lo, lo + slack) ms of the run. */
+static void assert_failed_in(const struct t_run *r, const char *name,
+    const char *err, long long after_ms, long long lo)
+{
+	struct t_step s = find_step(r, name);
+
+	if (strcmp(s.result, err) != 0 || s.ms - after_ms < lo ||
+	    s.ms - after_ms >= lo + slack()) {
+		t_show(r);
+		fail_msg("%s: want %s after %lld ms (+%lld), got %s after %lld",
+		    name, err, lo, slack(), s.result, s.ms - after_ms);
+	}
+}
+
+static void test_silent_recv_times_out(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	run_client(&r, POLICY_800, "silent", NULL, NULL, "connect", "recv",
+	    NULL);
+	assert_failed_in(&r, "recv", "ETIMEDOUT", find_step(&r, "connect").ms,
+	    800);
+	assert_non_null(strstr(r.out, "read from 127.0.0.1:"));
+}
+
+static void test_silent_read_times_out(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	run_client(&r, POLICY_800, "silent", NULL, NULL, "connect", "http",
+	    "read", NULL);
+	assert_failed_in(&r, "read", "ETIMEDOUT", find_step(&r, "http").ms,
+	    800);
+}
+
+/* An answer after 0.4 s is within a 1 s read timeout, and not delayed. */
+static void test_slow_answer_within_timeout(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	run_client(&r, POLICY_1S, "slow", "-d", "400", "connect", "http",
+	    "readall", NULL);
+	struct t_step s = find_step(&r, "readall");
+
+	if (strcmp(s.result, "ok") || s.value <= 5 || s.ms < 400 ||
+	    s.ms >= 400 + slack()) {
+		t_show(&r);
+		fail_msg("readall: %s %ld after %lld ms", s.result, s.value,
+		    s.ms);
+	}
+}
+
+/* Half a response then silence: readall times out after the last byte. */
+static void test_stall_mid_response(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	run_client(&r, POLICY_800, "stall", "-b", "100000", "connect", "http",
+	    "readall", NULL);
+	assert_failed_in(&r, "readall", "ETIMEDOUT", find_step(&r, "http").ms,
+	    800);
+}
+
+/* End of file comes at once: a fast full response is not delayed. */
+static void test_eof_is_immediate(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	run_client(&r, POLICY_800, "http", "-b", "1000", "connect", "http",
+	    "readall", "read", NULL);
+	struct t_step s = find_step(&r, "readall");
+	struct t_step eof = find_step(&r, "read");
+
+	assert_string_equal(s.result, "ok");
+	assert_true(s.value > 1000);
+	assert_string_equal(eof.result, "ok");
+	assert_int_equal(eof.value, 0);
+	if (eof.ms >= 200) {
+		t_show(&r);
+		fail_msg("end of file took %lld ms", eof.ms);
+	}
+}
+
+/*
+ * A peer that never reads: a blocking writer of 64 MB makes some progress,
+ * then gets a short count once nothing moved for write_timeout, and the
+ * next write fails with ETIMEDOUT at once.
+ */
+static void test_sink_write_times_out(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	run_client(&r, POLICY_800, "sink", NULL, NULL, "connect",
+	    "sendmany:67108864", "send:x", NULL);
+	struct t_step s = find_step(&r, "sendmany:67108864");
+
+	if (strcmp(s.result, "ok") || s.value <= 0 || s.value >= 67108864 ||
+	    s.ms < 800 || s.ms >= 800 + slack()) {
+		t_show(&r);
+		fail_msg("sendmany: %s %ld after %lld ms", s.result, s.value,
+		    s.ms);
+	}
+	assert_failed_in(&r, "send:x", "ETIMEDOUT", s.ms, 0);
+	assert_non_null(strstr(r.out, "write to 127.0.0.1:"));
+}
+
+/* MSG_WAITALL keeps looping across segments until all N bytes are there. */
+static void test_waitall_complete(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	run_client(&r, POLICY_800, "http", "-b", "200000", "connect", "http",
+	    "waitall:65536", "waitall:65536", NULL);
+	struct t_step s = find_step(&r, "waitall:65536");
+
+	assert_string_equal(s.result, "ok");
+	assert_int_equal(s.value, 65536);
+}
+
+/*
+ * MSG_WAITALL on a stalled stream returns what arrived once nothing moved
+ * for read_timeout (as the kernel does with SO_RCVTIMEO); the timeout is
+ * then reported by the next receive, at once.
+ */
+static void test_waitall_partial_then_timeout(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	run_client(&r, POLICY_800, "stall", "-b", "1000", "connect", "http",
+	    "waitall:65536", "recv", NULL);
+	struct t_step s = find_step(&r, "waitall:65536");
+	long long http = find_step(&r, "http").ms;
+
+	if (strcmp(s.result, "ok") || s.value <= 500 || s.value >= 1000 ||
+	    s.ms - http < 800 || s.ms - http >= 800 + slack()) {
+		t_show(&r);
+		fail_msg("waitall: %s %ld after %lld ms", s.result, s.value,
+		    s.ms - http);
+	}
+	assert_failed_in(&r, "recv", "ETIMEDOUT", s.ms, 0);
+}
+
+/* MSG_PEEK leaves the data in place; a later recv still gets it. */
+static void test_peek_keeps_data(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	run_client(&r, POLICY_800, "slow", "-d", "300", "connect", "http",
+	    "peek:10", "peekall:50", "waitall:50", NULL);
+	struct t_step p = find_step(&r, "peek:10");
+	struct t_step pa = find_step(&r, "peekall:50");
+	struct t_step w = find_step(&r, "waitall:50");
+
+	assert_string_equal(p.result, "ok");
+	assert_int_equal(p.value, 10);
+	assert_true(p.ms >= 300 && p.ms < 300 + slack());
+	assert_string_equal(pa.result, "ok");
+	assert_int_equal(pa.value, 50);
+	assert_string_equal(w.result, "ok");
+	assert_int_equal(w.value, 50);
+}
+
+/*
+ * A socket closed with a raw system call, its number reused by a pipe: the
+ * pipe is not a managed socket, so a read on it waits for the writer (1.2
+ * s, longer than the 300 ms read timeout) and returns its data.
+ */
+static void test_raw_close_reused_by_pipe(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	run_client(&r,
+	    "version: 1\ndefaults:\n  read_timeout: 300ms\n", "silent",
+	    NULL, NULL, "connect", "rawclose", "pipe:1200", NULL);
+	struct t_step s = find_step(&r, "pipe:1200");
+
+	if (strcmp(s.result, "ok") || s.value != 5 || s.ms < 1200) {
+		t_show(&r);
+		fail_msg("pipe read: %s %ld after %lld ms", s.result, s.value,
+		    s.ms);
+	}
+}
+
+/*
+ * A non-blocking connect that no wait has driven (here: a sleep, where a
+ * program might use a wait the library does not see) must not leave the
+ * socket failing with EAGAIN forever: the write steps the connect itself.
+ */
+static void test_nonblocking_write_after_undriven_connect(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	run_client(&r, POLICY_800, "echo", NULL, NULL, "nbconnect",
+	    "sleep:100", "send:hello", "sleep:200", "recv", NULL);
+	struct t_step s = find_step(&r, "send:hello");
+	struct t_step v = find_step(&r, "recv");
+
+	if (strcmp(s.result, "ok") || s.value != 5 || strcmp(v.result, "ok") ||
+	    v.value != 5) {
+		t_show(&r);
+		fail_msg("send %s %ld, recv %s %ld", s.result, s.value,
+		    v.result, v.value);
+	}
+}
+
+/*
+ * A blocking write on a socket whose connect is still under way waits for
+ * the connect, as the kernel would, and reports its failure: here a
+ * blackholed address with a 500 ms connect timeout and one attempt.
+ */
+static void test_blocking_write_while_connecting(void **state)
+{
+	struct t_run r;
+	char *argv[] = { (char *)t_client(), T_BLACKHOLE, "9", "nbconnect",
+		"block", "send:x", NULL };
+
+	(void)state;
+	if (!t_netns()) {
+		printf("SKIPPED: needs the fault namespace (root)\n");
+		skip();
+	}
+	char *policy = t_policy("version: 1\ndefaults:\n"
+	    "  connect_timeout: 500ms\n  attempts: 1\n"
+	    "  write_timeout: 5s\n");
+
+	assert_int_equal(t_run(&r, policy, NULL, argv), 0);
+	unlink(policy);
+	free(policy);
+	assert_failed_in(&r, "send:x", "ETIMEDOUT", 0, 500);
+}
+
+/*
+ * A socket closed and its number reused for another socket, both behind
+ * the library's back: the new socket is not managed, so a read on it waits
+ * for the answer (1.2 s, longer than the 300 ms read timeout).
+ */
+static void test_raw_close_reused_by_socket(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	run_client(&r,
+	    "version: 1\ndefaults:\n  read_timeout: 300ms\n", "slow",
+	    "-d", "1200", "connect", "rawreconnect", "http", "read", NULL);
+	struct t_step s = find_step(&r, "read");
+
+	if (strcmp(s.result, "ok") || s.value <= 0 || s.ms < 1200) {
+		t_show(&r);
+		fail_msg("read: %s %ld after %lld ms", s.result, s.value, s.ms);
+	}
+}
+
+/*
+ * O_NONBLOCK set through a dup'd copy (the flag belongs to the shared
+ * file, not to the number) makes the socket non-blocking: a read with no
+ * data fails with EAGAIN at once, it does not wait for the read timeout.
+ */
+static void test_nonblocking_through_dup(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	run_client(&r, POLICY_800, "silent", NULL, NULL, "connect",
+	    "dupnonblock", "recv", NULL);
+	assert_failed_in(&r, "recv", "EAGAIN", find_step(&r, "dupnonblock").ms,
+	    0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_silent_recv_times_out),
+		cmocka_unit_test(test_silent_read_times_out),
+		cmocka_unit_test(test_slow_answer_within_timeout),
+		cmocka_unit_test(test_stall_mid_response),
+		cmocka_unit_test(test_eof_is_immediate),
+		cmocka_unit_test(test_sink_write_times_out),
+		cmocka_unit_test(test_waitall_complete),
+		cmocka_unit_test(test_waitall_partial_then_timeout),
+		cmocka_unit_test(test_peek_keeps_data),
+		cmocka_unit_test(test_raw_close_reused_by_pipe),
+		cmocka_unit_test(test_raw_close_reused_by_socket),
+		cmocka_unit_test(test_nonblocking_through_dup),
+		cmocka_unit_test(test_nonblocking_write_after_undriven_connect),
+		cmocka_unit_test(test_blocking_write_while_connecting),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
