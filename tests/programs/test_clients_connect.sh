@@ -106,9 +106,13 @@ stop_peer() {
 	peer_pid=""
 }
 
+# shellcheck source=tests/programs/sanitizer.sh
+. tests/programs/sanitizer.sh
+
 installed() {
 	case $1 in
 	asyncio) command -v python3 >/dev/null ;;
+	curl) command -v curl >/dev/null && usable curl --version ;;
 	*) command -v "$1" >/dev/null ;;
 	esac
 }
