@@ -52,6 +52,8 @@ struct rs_fd {
 	bool io_seen;			/* a byte was sent or received */
 	bool nonblocking;		/* O_NONBLOCK, as the program set it */
 	bool safety_net_set;		/* TCP_USER_TIMEOUT is ours for now */
+	bool own_tmo_known[2];		/* own_tmo_ms is up to date */
+	uint32_t own_tmo_ms[2];		/* SO_RCVTIMEO, SO_SNDTIMEO; 0 none */
 	unsigned int saved_user_timeout;	/* the program's value */
 	bool read_timed_out;		/* a wait reported a read timeout */
 	bool write_timed_out;		/* a wait reported a write timeout */

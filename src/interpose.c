@@ -207,6 +207,21 @@ EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 	return rs_real_getsockopt(fd, level, name, val, len);
 }
 
+/*
+ * The io engine caches the program's own SO_RCVTIMEO and SO_SNDTIMEO; any
+ * socket-level option set on a managed socket makes it read them again.
+ */
+EXPORT int setsockopt(int fd, int level, int name, const void *val,
+    socklen_t len)
+{
+	int r = rs_real_setsockopt(fd, level, name, val, len);
+	struct rs_fd *e;
+
+	if (r == 0 && level == SOL_SOCKET && (e = rs_fd_get(fd)))
+		e->own_tmo_known[0] = e->own_tmo_known[1] = false;
+	return r;
+}
+
 /* ---- reads and writes ---- */
 
 EXPORT ssize_t read(int fd, void *buf, size_t n)

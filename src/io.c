@@ -253,15 +253,22 @@ static int route(struct rs_fd *e, int fd, bool out, int flags)
  * call must give up with EAGAIN as the kernel would, or RS_NEVER.  Asked
  * only when the call is about to wait, so the fast path never pays for it.
  */
-static int64_t own_timeout(int fd, bool out, int64_t now)
+static int64_t own_timeout(struct rs_fd *e, int fd, bool out, int64_t now)
 {
-	struct timeval tv = { 0, 0 };
-	socklen_t len = sizeof(tv);
+	/* Cached until the program sets a socket option (interpose.c
+	   forgets it then); a dup'd socket may be set through a copy. */
+	if (e->shared || !e->own_tmo_known[out]) {
+		struct timeval tv = { 0, 0 };
+		socklen_t len = sizeof(tv);
 
-	if (rs_real_getsockopt(fd, SOL_SOCKET, out ? SO_SNDTIMEO : SO_RCVTIMEO,
-		&tv, &len) < 0 || (tv.tv_sec == 0 && tv.tv_usec == 0))
-		return RS_NEVER;
-	return now + (int64_t)tv.tv_sec * 1000 + (tv.tv_usec + 999) / 1000;
+		if (rs_real_getsockopt(fd, SOL_SOCKET,
+			out ? SO_SNDTIMEO : SO_RCVTIMEO, &tv, &len) < 0)
+			tv.tv_sec = tv.tv_usec = 0;
+		e->own_tmo_ms[out] = (uint32_t)((int64_t)tv.tv_sec * 1000 +
+		    (tv.tv_usec + 999) / 1000);
+		e->own_tmo_known[out] = true;
+	}
+	return e->own_tmo_ms[out] ? now + e->own_tmo_ms[out] : RS_NEVER;
 }
 
 /*
@@ -390,6 +397,19 @@ static ssize_t stranger(struct xfer *x)
 }
 
 /*
+ * The number is not a socket any more (closed behind the library's back
+ * and reused for a pipe or a file): the entry is forgotten and the call
+ * runs plainly.
+ */
+static ssize_t not_a_socket(struct xfer *x)
+{
+	rs_fd_forget(x->fd);
+	if (x->out)
+		return RET(rs_real_writev(x->fd, x->iov, x->cnt));
+	return RET(rs_real_readv(x->fd, x->iov, x->cnt));
+}
+
+/*
  * Ends the transfer after the failure err (-errno): what moved already is
  * returned, as the kernel returns a partial count; a timeout after some
  * progress is kept pending so that the next call reports it.
@@ -423,13 +443,15 @@ static ssize_t finish(struct rs_fd *e, struct xfer *x, ssize_t r)
 				return (ssize_t)x->done;
 		} else if (r == 0) {
 			return (ssize_t)x->done;
+		} else if (r == -ENOTSOCK && x->done == 0) {
+			return not_a_socket(x);
 		} else if (r != -EAGAIN) {
 			return partial(e, x, r);
 		}
 		if (!asked) {
 			if (really_nonblocking(e, x->fd))
 				return partial(e, x, r);
-			own = own_timeout(x->fd, x->out, rs_clock_now_ms());
+			own = own_timeout(e, x->fd, x->out, rs_clock_now_ms());
 			asked = true;
 		}
 		int w = wait_ready(e, x, own);
@@ -464,7 +486,7 @@ static ssize_t peek_all(struct rs_fd *e, struct xfer *x, ssize_t r)
 
 	if (r == -EAGAIN && really_nonblocking(e, x->fd))
 		return r;
-	int64_t own = own_timeout(x->fd, false, rs_clock_now_ms());
+	int64_t own = own_timeout(e, x->fd, false, rs_clock_now_ms());
 
 	for (;;) {
 		if (r == 0 || (r > 0 && (size_t)r >= want) ||
@@ -640,7 +662,7 @@ static int mmsg_rest(struct rs_fd *e, struct xfer *x, int r)
 {
 	if (r != -EAGAIN || really_nonblocking(e, x->fd))
 		return (int)touched(e, r);
-	int64_t own = own_timeout(x->fd, x->out, rs_clock_now_ms());
+	int64_t own = own_timeout(e, x->fd, x->out, rs_clock_now_ms());
 
 	while (r == -EAGAIN) {
 		int w = wait_ready(e, x, own);

@@ -363,6 +363,23 @@ static void test_raw_close_reused_by_socket(void **state)
  * file, not to the number) makes the socket non-blocking: a read with no
  * data fails with EAGAIN at once, it does not wait for the read timeout.
  */
+/*
+ * The program's own SO_RCVTIMEO is honoured (EAGAIN, as the kernel says),
+ * and setting it again takes effect: the library reads it anew after the
+ * program sets a socket option, so a cleared one leaves our read_timeout.
+ */
+static void test_own_rcvtimeo_followed(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	run_client(&r, POLICY_800, "silent", NULL, NULL, "connect",
+	    "rcvtimeo:200", "?recv", "rcvtimeo:0", "recv", NULL);
+	assert_failed_in(&r, "?recv", "EAGAIN", 0, 200);
+	/* 800 ms since the connect, the last activity. */
+	assert_failed_in(&r, "recv", "ETIMEDOUT", 0, 800);
+}
+
 static void test_nonblocking_through_dup(void **state)
 {
 	struct t_run r;
@@ -389,6 +406,7 @@ int main(void)
 		cmocka_unit_test(test_raw_close_reused_by_pipe),
 		cmocka_unit_test(test_raw_close_reused_by_socket),
 		cmocka_unit_test(test_nonblocking_through_dup),
+		cmocka_unit_test(test_own_rcvtimeo_followed),
 		cmocka_unit_test(test_nonblocking_write_after_undriven_connect),
 		cmocka_unit_test(test_blocking_write_while_connecting),
 	};

@@ -102,7 +102,9 @@ run_case "blocking connects, resolute run --deadline 2s" \
 grep -q 'no time left' "$tmp/out" ||
 	fail "no 'no time left' line: $(cat "$tmp/out")"
 
-if command -v curl >/dev/null 2>&1; then
+# shellcheck source=tests/programs/sanitizer.sh
+. tests/programs/sanitizer.sh
+if command -v curl >/dev/null 2>&1 && usable curl --version; then
 	# curl's own limit only keeps a failure of this test short.
 	fetch="curl -sS -m 8 -o /dev/null http://127.0.0.2:9/"
 	run_case "curl, resolute run --deadline 2s" \
