@@ -171,7 +171,7 @@ lint: ## cppcheck, shellcheck and the no-interposed-calls rule
 	scripts/lint-calls.sh
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-*
 
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/' | expand -t 16
