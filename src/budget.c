@@ -142,20 +142,6 @@ static struct rs_shm_table *machine_table;
 static int machine_state;
 static int full_warned;
 
-static const char *why(int err)
-{
-	switch (err) {
-	case -EPERM:
-		return "it belongs to another user";
-	case -EACCES:
-		return "its mode is not 0600";
-	case -EPROTO:
-		return "it is not a budget segment of this version and policy";
-	default:
-		return strerror(-err);
-	}
-}
-
 /* Maps the machine table for policy p; logs and gives up on failure. */
 static void attach_machine(const struct rs_policy *p)
 {
@@ -169,7 +155,7 @@ static void attach_machine(const struct rs_policy *p)
 	if (err) {
 		rs_log(RS_LOG_WARN, NULL, "retry budget: cannot use %s: %s; "
 		    "budgets of scope machine are kept per process",
-		    err == -ENAMETOOLONG ? p->path : path, why(err));
+		    err == -ENAMETOOLONG ? p->path : path, rs_shm_refusal(err));
 		__atomic_store_n(&machine_state, MACHINE_NONE,
 		    __ATOMIC_RELEASE);
 		return;

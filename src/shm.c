@@ -261,3 +261,17 @@ void rs_shm_slot_budget(const struct rs_shm_slot *s,
 	b->window_ms = s->window_ms;
 	b->scope = RS_SCOPE_MACHINE;
 }
+
+const char *rs_shm_refusal(int err)
+{
+	switch (err) {
+	case -EPERM:
+		return "it belongs to another user";
+	case -EACCES:
+		return "its mode is not 0600";
+	case -EPROTO:
+		return "it is not a budget segment of this version and policy";
+	default:
+		return strerror(-err);
+	}
+}

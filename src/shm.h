@@ -80,6 +80,9 @@ int rs_shm_attach(const char *path, const char *real, bool create,
 
 void rs_shm_detach(struct rs_shm_table *t);
 
+/* Returns why rs_shm_attach() refused a segment, for messages. */
+const char *rs_shm_refusal(int err);
+
 /*
  * Returns the slot of one rule (NULL: the defaults) with budget b in t,
  * claiming a free one on first use; NULL when all slots are taken.

@@ -21,20 +21,6 @@
 #include "clock.h"
 #include "shm.h"
 
-static const char *refusal(int err)
-{
-	switch (err) {
-	case -EPERM:
-		return "not owned by this user";
-	case -EACCES:
-		return "mode is not 0600";
-	case -EPROTO:
-		return "not a budget segment of this version";
-	default:
-		return strerror(-err);
-	}
-}
-
 /* Prints one slot: totals since creation and the current window. */
 static void print_slot(const struct rs_shm_slot *s, int64_t now)
 {
@@ -87,7 +73,7 @@ static int show(const char *path, const char *only, int shown, int *refused)
 	int err = rs_shm_attach(path, NULL, false, &t), match;
 
 	if (err) {
-		rs_cli_warn("%s: %s; skipped", path, refusal(err));
+		rs_cli_warn("%s: %s; skipped", path, rs_shm_refusal(err));
 		++*refused;
 		return 0;
 	}
