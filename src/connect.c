@@ -462,7 +462,7 @@ static bool synchronous(int sig)
 	    sig == SIGILL || sig == SIGTRAP || sig == SIGSYS;
 }
 
-static bool handlers_restart(void)
+bool rs_connect_signals_restart(void)
 {
 	struct sigaction sa;
 
@@ -504,7 +504,7 @@ static int run_blocking(int fd, struct rs_fd *e, int flags)
 		if (now >= until)
 			break;
 		ready = wait_blocking(fd, e, until);
-		if (ready == -EINTR && until == RS_NEVER && handlers_restart()) {
+		if (ready == -EINTR && until == RS_NEVER && rs_connect_signals_restart()) {
 			errno = save;	/* the kernel would restart: go on */
 			ready = 0;
 		} else if (ready < 0) {
@@ -547,9 +547,14 @@ static int again(int fd, struct rs_fd *e, const struct sockaddr *sa,
 	switch (rs_fd_state(e)) {
 	case RS_FD_CONNECTING:
 	case RS_FD_BACKOFF:
-		if (flags & O_NONBLOCK)
+		if (!(flags & O_NONBLOCK))
+			return run_blocking(fd, e, flags);
+		/* A program that polls by calling connect() again drives the
+		   connect as a wait would: EALREADY only while it goes on. */
+		if (rs_connect_step(fd, e, 1, rs_clock_now_ms()) !=
+		    RS_WANT_NOTHING)
 			return -EALREADY;
-		return run_blocking(fd, e, flags);
+		return again(fd, e, sa, len, flags);
 	case RS_FD_FAILED: {
 		int err = rs_connect_take_error(e);
 

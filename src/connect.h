@@ -13,6 +13,7 @@
 #define RS_CONNECT_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
@@ -67,6 +68,13 @@ int rs_connect_take_error(struct rs_fd *e);
  */
 void rs_connect_format_dest(const struct rs_fd *e, char *addr, size_t alen,
     char *dest, size_t dlen);
+
+/*
+ * Returns whether every installed handler of an asynchronous signal has
+ * SA_RESTART: then a wait the library does on the program's behalf goes
+ * on after EINTR, as the kernel restarts the blocking call it replaces.
+ */
+bool rs_connect_signals_restart(void);
 
 /* Returns the failure class of errno err for a socket of family. */
 unsigned rs_connect_classify(int err, int family);

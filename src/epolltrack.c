@@ -568,9 +568,40 @@ static void forget_inst(int epfd)
 	}
 }
 
+/*
+ * Drops the records of descriptors in [first, last] (and the instances
+ * among them).  When restore is true the number still names the file the
+ * records describe, about to be closed: the program's own registration is
+ * put back first, since a dup'd copy may keep the file, and with it the
+ * registration, alive -- a tagged one would then leak the library's data
+ * to the program.  When false, the number was reused behind our back and
+ * the kernel is not touched.
+ */
+static void drop_range(unsigned first, unsigned last, bool restore)
+{
+	int save = errno;
+
+	for (struct inst *i = g_insts, *n; i; i = n) {
+		n = i->next;
+		if ((unsigned)i->epfd >= first && (unsigned)i->epfd <= last)
+			forget_inst(i->epfd);
+	}
+	for (unsigned b = 0; g_table && b < NBUCKETS; b++)
+		for (struct reg *r = g_table[b], *n; r; r = n) {
+			n = r->next;
+			if ((unsigned)r->fd < first || (unsigned)r->fd > last)
+				continue;
+			if (restore && r->kmode != KM_PROGRAM)
+				set_kernel(r, withdrawn(r) ? KM_ABSENT :
+				    KM_PROGRAM, 0);
+			drop(r);
+		}
+	errno = save;
+}
+
 void rs_ept_fd_closed(int fd)
 {
-	if (!__atomic_load_n(&g_nregs, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&g_nregs, __ATOMIC_ACQUIRE) && !g_insts)
 		return;
 	pthread_mutex_lock(&g_lock);
 	if (find_inst(fd))
@@ -578,8 +609,44 @@ void rs_ept_fd_closed(int fd)
 	for (struct inst *i = g_insts; i; i = i->next) {
 		struct reg *r = find(i->epfd, fd);
 
-		if (r)
-			drop(r);
+		if (!r)
+			continue;
+		if (r->kmode != KM_PROGRAM)
+			set_kernel(r, withdrawn(r) ? KM_ABSENT : KM_PROGRAM, 0);
+		drop(r);
 	}
+	pthread_mutex_unlock(&g_lock);
+}
+
+void rs_ept_fd_range_closed(unsigned first, unsigned last)
+{
+	if (!__atomic_load_n(&g_nregs, __ATOMIC_ACQUIRE) && !g_insts)
+		return;
+	pthread_mutex_lock(&g_lock);
+	drop_range(first, last, true);
+	pthread_mutex_unlock(&g_lock);
+}
+
+void rs_ept_fd_reused(int fd)
+{
+	if (!__atomic_load_n(&g_nregs, __ATOMIC_ACQUIRE) && !g_insts)
+		return;
+	pthread_mutex_lock(&g_lock);
+	drop_range((unsigned)fd, (unsigned)fd, false);
+	pthread_mutex_unlock(&g_lock);
+}
+
+void rs_ept_fork_prepare(void)
+{
+	pthread_mutex_lock(&g_lock);
+}
+
+void rs_ept_fork_parent(void)
+{
+	pthread_mutex_unlock(&g_lock);
+}
+
+void rs_ept_fork_child(void)
+{
 	pthread_mutex_unlock(&g_lock);
 }

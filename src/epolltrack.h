@@ -52,4 +52,15 @@ void rs_ept_fd_changed(int fd);
 /* fd is being closed: forget its records, and all of them if an epfd. */
 void rs_ept_fd_closed(int fd);
 
+/* Before close_range(): as rs_ept_fd_closed() for each of them. */
+void rs_ept_fd_range_closed(unsigned first, unsigned last);
+
+/* fd names a new file (socket(), accept()): stale records are dropped. */
+void rs_ept_fd_reused(int fd);
+
+/* fork handlers: the child never inherits the registration lock held. */
+void rs_ept_fork_prepare(void);
+void rs_ept_fork_parent(void);
+void rs_ept_fork_child(void);
+
 #endif /* RS_EPOLLTRACK_H */

@@ -25,7 +25,10 @@ static struct rs_fd *chunks[RS_FD_CHUNK];
  * its own descriptor table: its close() or dup2() before exec must not
  * change the parent's entries.  Such a child has another pid and runs no
  * fork handlers, so the pid tells it apart; asked only when an entry is
- * about to change, never on a lookup.
+ * about to change, never on a lookup.  The owner is set by the
+ * constructor (rs_fd_set_owner), so a vfork child can never claim it; it
+ * is claimed on first use only when another library's constructor
+ * connects before ours has run.
  */
 static pid_t owner;
 
@@ -38,9 +41,25 @@ static bool owned_here(void)
 	    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) || was == me;
 }
 
-void rs_fd_fork_child(void)
+void rs_fd_set_owner(void)
 {
 	__atomic_store_n(&owner, (pid_t)syscall(SYS_getpid), __ATOMIC_RELEASE);
+}
+
+/*
+ * The fork child takes the table over; an entry lock another thread of
+ * the parent held at the fork has no holder in the child, so all are
+ * released.
+ */
+void rs_fd_fork_child(void)
+{
+	rs_fd_set_owner();
+	for (size_t i = 0; i < RS_FD_CHUNK; i++) {
+		struct rs_fd *c = __atomic_load_n(&chunks[i], __ATOMIC_ACQUIRE);
+
+		for (size_t j = 0; c && j < RS_FD_CHUNK; j++)
+			__atomic_store_n(&c[j].lock, 0, __ATOMIC_RELAXED);
+	}
 }
 
 struct rs_fd *rs_fd_get(int fd)
@@ -155,13 +174,13 @@ void rs_fd_copy(int from, int to)
 {
 	struct rs_fd *src = rs_fd_get(from);
 
-	if (!owned_here())
-		return;
 	if (!src || from == to) {
 		if (from != to)
 			rs_fd_forget(to);
 		return;
 	}
+	if (!owned_here())
+		return;
 	struct rs_fd *dst = rs_fd_claim(to);
 
 	if (!dst)

@@ -92,6 +92,9 @@ bool rs_fd_is(const struct rs_fd *e, int fd);
  */
 void rs_fd_fork_child(void);
 
+/* Records the calling process as the table's owner (constructor). */
+void rs_fd_set_owner(void);
+
 /* Marks fd unmanaged (close, reuse of the number). */
 void rs_fd_forget(int fd);
 

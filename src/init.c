@@ -22,6 +22,7 @@
 #include "fdtable.h"
 #include "guard.h"
 #include "log.h"
+#include "epolltrack.h"
 #include "names.h"
 #include "policy_yaml.h"
 #include "rng.h"
@@ -151,16 +152,22 @@ const struct rs_runtime *rs_init(void)
  */
 static void fork_prepare(void)
 {
+	pthread_mutex_lock(&init_lock);
+	rs_ept_fork_prepare();
 	rs_names_fork_prepare();
 }
 
 static void fork_parent(void)
 {
 	rs_names_fork_parent();
+	rs_ept_fork_parent();
+	pthread_mutex_unlock(&init_lock);
 }
 
 static void fork_child(void)
 {
+	pthread_mutex_unlock(&init_lock);
+	rs_ept_fork_child();
 	rs_fd_fork_child();
 	rs_names_fork_child();
 	rs_rng_reseed();
@@ -176,6 +183,7 @@ __attribute__((destructor)) static void rs_destructor(void)
 
 __attribute__((constructor)) static void rs_constructor(void)
 {
+	rs_fd_set_owner();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	if (env_is("RESOLUTE_STRICT", "1") && !env_is("RESOLUTE_DISABLE", "1"))
 		rs_init();

@@ -32,13 +32,20 @@ int __poll_chk(struct pollfd *fds, nfds_t n, int timeout_ms, size_t fdslen);
 int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
     const sigset_t *mask, size_t fdslen);
 
-/* Converts an engine result (-errno on failure) to the libc convention. */
+/*
+ * Converts an engine result (-errno on failure) to the libc convention.
+ * On success errno is left as the program had it: an engine may have met
+ * EAGAIN on its way (a non-blocking first try) before succeeding.
+ */
 #define RET(expr)                                                       \
 	({                                                              \
+		int save_ = errno;                                      \
 		__typeof__(expr) r_ = (expr);                           \
 		if (r_ < 0) {                                           \
 			errno = (int)-r_;                               \
 			r_ = -1;                                        \
+		} else {                                                \
+			errno = save_;                                  \
 		}                                                       \
 		r_;                                                     \
 	})
@@ -66,8 +73,10 @@ EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len)
 /* A new descriptor may reuse the number of one closed behind our back. */
 static int fresh(int fd)
 {
-	if (fd >= 0)
+	if (fd >= 0) {
 		rs_fd_forget(fd);
+		rs_wait_fd_reused(fd);
+	}
 	return fd;
 }
 
@@ -108,6 +117,8 @@ EXPORT int close(int fd)
 
 EXPORT int close_range(unsigned first, unsigned last, int flags)
 {
+	if (!(flags & CLOSE_RANGE_CLOEXEC))
+		rs_wait_fd_range_closed(first, last);
 	int r = rs_real_close_range(first, last, flags);
 
 	/* CLOSE_RANGE_CLOEXEC only marks them; they stay open. */
@@ -129,13 +140,18 @@ EXPORT int dup(int fd)
 	return copied(fd, rs_real_dup(fd));
 }
 
+/* dup2 and dup3 close fd2 first when it is open. */
 EXPORT int dup2(int fd, int fd2)
 {
+	if (fd != fd2)
+		rs_wait_fd_closed(fd2);
 	return copied(fd, rs_real_dup2(fd, fd2));
 }
 
 EXPORT int dup3(int fd, int fd2, int flags)
 {
+	if (fd != fd2)
+		rs_wait_fd_closed(fd2);
 	return copied(fd, rs_real_dup3(fd, fd2, flags));
 }
 

@@ -296,6 +296,11 @@ static int wait_ready(struct rs_fd *e, const struct xfer *x, int64_t own)
 		int r = poll_until(x->fd, x->out ? POLLOUT : POLLIN,
 		    rs_clock_min(until, own), now);
 
+		/* The kernel restarts a blocking read or write after an
+		   SA_RESTART handler unless the socket has its own timeout. */
+		if (r == -EINTR && own == RS_NEVER &&
+		    rs_connect_signals_restart())
+			continue;
 		if (r != 0)
 			return r < 0 ? r : 0;
 	}

@@ -10,6 +10,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +62,57 @@ static int stderr_is_journal(void)
 	return st.st_dev == dev && st.st_ino == ino;
 }
 
+/*
+ * RESOLUTE_LOG_FILE is opened at a high descriptor number, away from the
+ * numbers programs use and reuse, and its identity is remembered: a program
+ * that closes every descriptor (a daemon) may give the number to a socket
+ * of its own, which must never receive our lines.  Before each line the
+ * number is checked and, when it names something else now, the file is
+ * opened again.
+ */
+#define LOG_FD_MIN 500
+
+static char log_path[4096];
+static dev_t log_dev;
+static ino_t log_ino;
+
+/* Opens log_path for appending; returns the descriptor or -errno. */
+static int open_log(void)
+{
+	struct stat st;
+	int fd = rs_sys_open(log_path, O_WRONLY | O_APPEND | O_CREAT, 0600);
+
+	if (fd < 0)
+		return fd;
+	long hi = syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, LOG_FD_MIN);
+
+	if (hi >= 0) {
+		rs_sys_close(fd);
+		fd = (int)hi;
+	}
+	if (syscall(SYS_fstat, fd, &st) == 0) {
+		log_dev = st.st_dev;
+		log_ino = st.st_ino;
+	}
+	return fd;
+}
+
+/* Returns the descriptor to write to: the log file, checked, or stderr. */
+static int log_target(void)
+{
+	struct stat st;
+
+	if (log_fd == 2)
+		return 2;
+	if (syscall(SYS_fstat, log_fd, &st) == 0 && st.st_dev == log_dev &&
+	    st.st_ino == log_ino)
+		return log_fd;
+	int fd = open_log();
+
+	log_fd = fd >= 0 ? fd : 2;
+	return log_fd;
+}
+
 int rs_log_configure(bool secure)
 {
 	const char *lv = getenv("RESOLUTE_LOG");
@@ -81,17 +134,18 @@ int rs_log_configure(bool secure)
 		else
 			bad = 1;
 	}
-	if (file && *file) {
-		int fd = rs_sys_open(file, O_WRONLY | O_APPEND | O_CREAT, 0600);
+	if (file && *file && strlen(file) < sizeof(log_path)) {
+		memcpy(log_path, file, strlen(file) + 1);
+		int fd = open_log();
 
 		if (fd >= 0) {
 			if (log_fd != 2)
 				rs_sys_close(log_fd);
 			log_fd = fd;
-		}
-		else
+		} else {
 			rs_log(RS_LOG_WARN, NULL, "cannot open log file %s: %s",
 			    file, strerror(-fd));
+		}
 	}
 	log_journal = log_fd == 2 && stderr_is_journal();
 	if (bad)
@@ -161,6 +215,29 @@ static void put_json_fields(char *buf, size_t cap, size_t *pos,
 		put(buf, cap, pos, ",%s", f->json_extra);
 }
 
+/*
+ * Writes one line.  A log line the program never asked for must not kill
+ * it: when standard error is a pipe nobody reads any more, the SIGPIPE our
+ * write raises is blocked and consumed here (unless one was already
+ * pending for the program).
+ */
+static void write_line(const char *line, size_t len)
+{
+	sigset_t pipe_set, old, pending;
+	struct timespec zero = { 0, 0 };
+
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	sigpending(&pending);
+	int was_pending = sigismember(&pending, SIGPIPE);
+
+	if (rs_sys_write_all(log_target(), line, len) == -EPIPE &&
+	    !was_pending && !sigismember(&old, SIGPIPE))
+		sigtimedwait(&pipe_set, NULL, &zero);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 static const char journal_prio[] = { '3', '4', '6', '7' };
 
 void rs_log(enum rs_log_level level, const struct rs_log_fields *f,
@@ -195,6 +272,6 @@ void rs_log(enum rs_log_level level, const struct rs_log_fields *f,
 	if (pos >= sizeof(line) - 1)
 		pos = sizeof(line) - 2;
 	line[pos++] = '\n';
-	rs_sys_write_all(log_fd, line, pos);
+	write_line(line, pos);
 	errno = save;
 }

@@ -383,6 +383,8 @@ static int sel_results(int n, fd_set *r, fd_set *w, fd_set *x,
 	for (size_t i = 0; i < count; i++) {
 		short ev = fds[i].events, re = fds[i].revents;
 
+		if (fds[i].fd < 0)
+			continue;
 		if ((ev & POLLIN) && (re & (POLLIN | POLLHUP | POLLERR)))
 			set_bit(r, fds[i].fd), ready++;
 		if ((ev & POLLOUT) && (re & (POLLOUT | POLLERR)))
@@ -403,10 +405,23 @@ static int sel_managed(int n, fd_set *r, fd_set *w, fd_set *x,
 	if (count > STACK_ITEMS && !(fds = malloc(count * sizeof(*fds))))
 		return -ENOMEM;
 	sel_scan(n, r, w, x, fds, &any);
-	int ret = poll_common(fds, count, end_ms, mask);
+	int ret;
 
-	if (ret >= 0)
-		ret = sel_results(n, r, w, x, fds, count);
+	/*
+	 * poll may report what select does not (POLLHUP on a descriptor only
+	 * in exceptfds): such a round reports nothing, and the descriptor is
+	 * left out of the rest of the wait so that it cannot spin.
+	 */
+	for (;;) {
+		ret = poll_common(fds, count, end_ms, mask);
+		if (ret >= 0)
+			ret = sel_results(n, r, w, x, fds, count);
+		if (ret != 0 || rs_clock_now_ms() >= end_ms)
+			break;
+		for (size_t i = 0; i < count; i++)
+			if (fds[i].revents)
+				fds[i].fd = -1;
+	}
 	if (fds != stack)
 		free(fds);
 	return ret;
@@ -517,4 +532,14 @@ void rs_wait_fd_connect(int fd)
 void rs_wait_fd_closed(int fd)
 {
 	rs_ept_fd_closed(fd);
+}
+
+void rs_wait_fd_range_closed(unsigned first, unsigned last)
+{
+	rs_ept_fd_range_closed(first, last);
+}
+
+void rs_wait_fd_reused(int fd)
+{
+	rs_ept_fd_reused(fd);
 }

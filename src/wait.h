@@ -41,4 +41,10 @@ void rs_wait_fd_connect(int fd);
 /* Forgets what is known of fd's epoll registrations (it is being closed). */
 void rs_wait_fd_closed(int fd);
 
+/* The same for every descriptor in [first, last] (close_range). */
+void rs_wait_fd_range_closed(unsigned first, unsigned last);
+
+/* fd was just created: anything recorded under its number is stale. */
+void rs_wait_fd_reused(int fd);
+
 #endif /* RS_WAIT_H */

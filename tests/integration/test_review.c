@@ -1,0 +1,173 @@
+/*
+ * test_review.c - regressions for the bugs a review of the library found;
+ * each fails on the code before its fix.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+
+#include "integration/peer.h"
+
+static const char policy_yaml[] = "version: 1\ndefaults:\n"
+    "  connect_timeout: 1s\n  read_timeout: 2s\n  attempts: 3\n"
+    "  backoff: {base: 100ms, cap: 1s, multiplier: 2, jitter: none}\n";
+
+static char *policy;
+
+/* Runs review_regress MODE [ARG] under the library; asserts want in it. */
+static void scenario(struct t_run *r, const char *want, const char *mode,
+    const char *arg, const char *const *env)
+{
+	char exe[4096];
+	char *argv[] = { exe, (char *)mode, (char *)arg, NULL };
+
+	snprintf(exe, sizeof(exe), "%s/itests/review_regress", t_build());
+	assert_int_equal(t_run(r, policy, env, argv), 0);
+	if (!strstr(r->out, want) || r->status != 0)
+		t_show(r);
+	assert_non_null(strstr(r->out, want));
+	assert_int_equal(r->status, 0);
+}
+
+/* connect() called again on a pending non-blocking connect drives it. */
+static void test_connect_again_progresses(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	scenario(&r, "again: connected after", "again", NULL, NULL);
+}
+
+/* A vfork child's dup2 must not switch the library off in the parent. */
+static void test_vfork_child_leaves_parent(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	scenario(&r, "vfork: connect=-1 elapsed=", "vfork", NULL, NULL);
+	long ms = atol(strstr(r.out, "elapsed=") + 8);
+
+	/* Three attempts with waits of 100 and 200 ms. */
+	assert_true(ms >= 300);
+}
+
+/* errno is left alone by a read that waited and succeeded. */
+static void test_errno_kept_on_success(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	scenario(&r, "errno: read=2 errno=0", "errno", NULL, NULL);
+}
+
+/* A read interrupted by an SA_RESTART handler goes on, as the kernel's. */
+static void test_read_restarts(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	scenario(&r, "restart: read=2", "restart", NULL, NULL);
+}
+
+/* A pending socket dup2'd over leaves no epoll record behind. */
+static void test_dup2_over_pending_epoll(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	scenario(&r, "dup2ep: stale=0 add=ok", "dup2ep", "1", NULL);
+}
+
+/* fork while another thread edits epoll: the child's close() returns. */
+static void test_fork_during_epoll_ctl(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	scenario(&r, "forklock: no hang", "forklock", NULL, NULL);
+}
+
+/* A daemon closing every descriptor never gets our log lines. */
+static void test_log_file_survives_daemon_cleanup(void **state)
+{
+	char data[64], log[64], env_log[96], buf[4096];
+	struct t_run r;
+
+	(void)state;
+	snprintf(data, sizeof(data), "/tmp/rs-review-data-%d", (int)getpid());
+	snprintf(log, sizeof(log), "/tmp/rs-review-log-%d", (int)getpid());
+	snprintf(env_log, sizeof(env_log), "RESOLUTE_LOG_FILE=%s", log);
+	const char *env[] = { env_log, NULL };
+
+	scenario(&r, "logfd: done", "logfd", data, env);
+	int fd = open(data, O_RDONLY);
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	assert_string_equal(buf, "PROGRAM DATA\n");
+	fd = open(log, O_RDONLY);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	/* Both connects were logged: attempt 1/3 appears twice. */
+	char *first = strstr(buf, "attempt 1/3");
+
+	assert_non_null(first);
+	assert_non_null(strstr(first + 1, "attempt 1/3"));
+	unlink(data);
+	unlink(log);
+}
+
+/* A log line written to a pipe nobody reads must not kill the program. */
+static void test_log_to_dead_pipe_no_sigpipe(void **state)
+{
+	char exe[4096];
+	int p[2], st;
+
+	(void)state;
+	snprintf(exe, sizeof(exe), "%s/itests/review_regress", t_build());
+	assert_int_equal(pipe(p), 0);
+	close(p[0]);
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		dup2(p[1], 2);
+		signal(SIGPIPE, SIG_DFL);
+		setenv("LD_PRELOAD", t_lib(), 1);
+		setenv("RESOLUTE_POLICY", policy, 1);
+		execl(exe, exe, "refused", (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	waitpid(pid, &st, 0);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	policy = t_policy(policy_yaml);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_connect_again_progresses),
+		cmocka_unit_test(test_vfork_child_leaves_parent),
+		cmocka_unit_test(test_errno_kept_on_success),
+		cmocka_unit_test(test_read_restarts),
+		cmocka_unit_test(test_dup2_over_pending_epoll),
+		cmocka_unit_test(test_fork_during_epoll_ctl),
+		cmocka_unit_test(test_log_file_survives_daemon_cleanup),
+		cmocka_unit_test(test_log_to_dead_pipe_no_sigpipe),
+	};
+
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
