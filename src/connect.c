@@ -336,12 +336,28 @@ static int attempt_result(int fd)
 	return errno == ENOTCONN ? 1 : errno;
 }
 
+/* What the connect wants, read from its state alone. */
+static enum rs_connect_want want_of(const struct rs_fd *e)
+{
+	enum rs_fd_state st = rs_fd_state(e);
+
+	if (st == RS_FD_CONNECTING)
+		return RS_WANT_WRITABLE;
+	return st == RS_FD_BACKOFF ? RS_WANT_TIMER : RS_WANT_NOTHING;
+}
+
+/*
+ * A step makes system calls and may write a log line, so another thread
+ * already stepping the same socket is not waited for: this one reports
+ * the state as it stands, and its wait looks again soon after.
+ */
 enum rs_connect_want rs_connect_step(int fd, struct rs_fd *e, int ready,
     int64_t now)
 {
 	int save = errno;
 
-	rs_fd_lock(e);
+	if (!rs_fd_trylock(e))
+		return want_of(e);
 	for (;;) {
 		enum rs_fd_state st = rs_fd_state(e);
 
@@ -369,13 +385,11 @@ enum rs_connect_want rs_connect_step(int fd, struct rs_fd *e, int ready,
 		}
 		break;
 	}
-	enum rs_fd_state st = rs_fd_state(e);
+	enum rs_connect_want want = want_of(e);
 
 	rs_fd_unlock(e);
 	errno = save;
-	if (st == RS_FD_CONNECTING)
-		return RS_WANT_WRITABLE;
-	return st == RS_FD_BACKOFF ? RS_WANT_TIMER : RS_WANT_NOTHING;
+	return want;
 }
 
 int64_t rs_connect_next_ms(const struct rs_fd *e)

@@ -221,6 +221,11 @@ void rs_fd_lock(struct rs_fd *e)
 		sched_yield();
 }
 
+bool rs_fd_trylock(struct rs_fd *e)
+{
+	return !__atomic_exchange_n(&e->lock, 1, __ATOMIC_ACQUIRE);
+}
+
 void rs_fd_unlock(struct rs_fd *e)
 {
 	__atomic_store_n(&e->lock, 0, __ATOMIC_RELEASE);

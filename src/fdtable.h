@@ -7,8 +7,11 @@
  * one or two loads, no lock, no allocation: it is safe in a signal handler
  * and costs next to nothing on the read/write hot path.
  *
- * Each entry has a small spin lock for its connect state; it is only held
- * for a few instructions, never across a system call.
+ * Each entry has a small lock for its connect state.  rs_fd_lock() spins
+ * and is only used around a few instructions; the connect engine, whose
+ * steps make system calls, only ever tries it (rs_fd_trylock()), so no
+ * thread spins while another is inside the kernel.  A fork child releases
+ * them all.
  */
 #ifndef RS_FDTABLE_H
 #define RS_FDTABLE_H
@@ -116,6 +119,9 @@ void rs_fd_touch(struct rs_fd *e, int64_t now_ms);
 int64_t rs_fd_last_activity(const struct rs_fd *e);
 
 void rs_fd_lock(struct rs_fd *e);
+
+/* Takes the entry's lock if it is free; returns whether it did. */
+bool rs_fd_trylock(struct rs_fd *e);
 void rs_fd_unlock(struct rs_fd *e);
 
 #endif /* RS_FDTABLE_H */
