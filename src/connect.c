@@ -494,6 +494,47 @@ bool rs_connect_signals_restart(void)
 }
 
 /*
+ * Steps e, waiting in between, on a socket that is non-blocking for now,
+ * until its logical connect ends (0), `until` passes (-EINPROGRESS), or a
+ * signal interrupts a wait (-EINTR) -- except when there is no `until` and
+ * every handler has SA_RESTART, where the kernel would restart the call.
+ */
+static int drive(int fd, struct rs_fd *e, int64_t until)
+{
+	int ready = 0, save = errno;
+
+	for (;;) {
+		int64_t now = rs_clock_now_ms();
+
+		if (rs_connect_step(fd, e, ready, now) == RS_WANT_NOTHING)
+			return 0;
+		if (now >= until)
+			return -EINPROGRESS;
+		ready = wait_blocking(fd, e, until);
+		if (ready == -EINTR && until == RS_NEVER &&
+		    rs_connect_signals_restart()) {
+			errno = save;	/* the kernel would restart: go on */
+			ready = 0;
+		} else if (ready < 0) {
+			return ready;
+		}
+	}
+}
+
+int rs_connect_wait(int fd, struct rs_fd *e)
+{
+	int flags = rs_real_fcntl(fd, F_GETFL, 0);
+
+	if (flags < 0)
+		return -errno;
+	rs_real_fcntl(fd, F_SETFL, (uintptr_t)(flags | O_NONBLOCK));
+	int ret = drive(fd, e, RS_NEVER);
+
+	rs_real_fcntl(fd, F_SETFL, (uintptr_t)flags);
+	return ret;
+}
+
+/*
  * Runs a blocking logical connect on a socket made non-blocking for the
  * duration, to its end or, as the kernel's connect, until a signal whose
  * handler lacks SA_RESTART (EINTR) or the program's SO_SNDTIMEO
@@ -502,30 +543,11 @@ bool rs_connect_signals_restart(void)
  */
 static int run_blocking(int fd, struct rs_fd *e, int flags)
 {
-	int ret, ready = 0, save = errno;
-	int64_t until = program_deadline(fd);
-
 	rs_real_fcntl(fd, F_SETFL, (uintptr_t)(flags | O_NONBLOCK));
-	for (;;) {
-		int64_t now = rs_clock_now_ms();
+	int ret = drive(fd, e, program_deadline(fd));
 
-		if (rs_connect_step(fd, e, ready, now) == RS_WANT_NOTHING) {
-			ret = rs_fd_state(e) == RS_FD_CONNECTED ? 0 :
-			    -e->final_error;
-			break;
-		}
-		ret = -EINPROGRESS;
-		if (now >= until)
-			break;
-		ready = wait_blocking(fd, e, until);
-		if (ready == -EINTR && until == RS_NEVER && rs_connect_signals_restart()) {
-			errno = save;	/* the kernel would restart: go on */
-			ready = 0;
-		} else if (ready < 0) {
-			ret = ready;
-			break;
-		}
-	}
+	if (ret == 0)
+		ret = rs_fd_state(e) == RS_FD_CONNECTED ? 0 : -e->final_error;
 	e->blocking_interrupted = ret == -EINTR || ret == -EINPROGRESS;
 	rs_real_fcntl(fd, F_SETFL, (uintptr_t)flags);
 	if (ret != 0 && !e->blocking_interrupted)

@@ -55,6 +55,15 @@ int64_t rs_connect_next_ms(const struct rs_fd *e);
 short rs_connect_revents(const struct rs_fd *e);
 
 /*
+ * For a blocking read or write on a socket whose logical connect is under
+ * way: drives it to its end, as the kernel makes such a call wait for the
+ * connect, with the program's file flags restored afterwards.  Returns 0
+ * when it ended (connected or failed: see the entry's state), or -errno
+ * (EINTR, unless every handler has SA_RESTART).
+ */
+int rs_connect_wait(int fd, struct rs_fd *e);
+
+/*
  * getsockopt(SO_ERROR) on a failed managed connect: returns the error the
  * program must see (once, as the kernel does) and clears it, or -1 when the
  * real getsockopt should answer.

@@ -151,37 +151,6 @@ static int poll_until(int fd, short want, int64_t until, int64_t now)
 }
 
 /*
- * A blocking call on a socket whose logical connect is still under way
- * waits for its end, as the kernel makes a read or write on a connecting
- * socket wait.  The socket is non-blocking meanwhile, since each attempt
- * must be a non-blocking kernel connect.  Returns 0 when the connect
- * ended (connected or failed), or -errno (EINTR).
- */
-static int wait_connected(int fd, struct rs_fd *e)
-{
-	int flags = rs_real_fcntl(fd, F_GETFL, 0), ready = 0, r = 0;
-
-	if (flags < 0)
-		return -errno;
-	rs_real_fcntl(fd, F_SETFL, (uintptr_t)(flags | O_NONBLOCK));
-	for (;;) {
-		int64_t now = rs_clock_now_ms();
-		enum rs_connect_want w = rs_connect_step(fd, e, ready, now);
-
-		if (w == RS_WANT_NOTHING)
-			break;
-		ready = poll_until(w == RS_WANT_WRITABLE ? fd : -1, POLLOUT,
-		    rs_connect_next_ms(e), now);
-		if (ready < 0) {
-			r = ready;
-			break;
-		}
-	}
-	rs_real_fcntl(fd, F_SETFL, (uintptr_t)flags);
-	return r;
-}
-
-/*
  * Brings a logical connect under way (CONNECTING, BACKOFF) as far as it can
  * go before a read or write: a non-blocking call takes one step without
  * waiting (the wait that should have driven it may be one the library
@@ -195,7 +164,7 @@ static int settle_connect(struct rs_fd *e, int fd, int flags)
 	if (e->nonblocking || (flags & MSG_DONTWAIT)) {
 		rs_connect_step(fd, e, 1, rs_clock_now_ms());
 	} else {
-		int r = wait_connected(fd, e);
+		int r = rs_connect_wait(fd, e);
 
 		if (r < 0)
 			return r;
