@@ -569,14 +569,21 @@ static void forget_inst(int epfd)
 }
 
 /*
- * Drops the records of descriptors in [first, last] (and the instances
- * among them).  When restore is true the number still names the file the
- * records describe, about to be closed: the program's own registration is
- * put back first, since a dup'd copy may keep the file, and with it the
- * registration, alive -- a tagged one would then leak the library's data
- * to the program.  When false, the number was reused behind our back and
- * the kernel is not touched.
+ * Drops record r.  When restore is true its number still names the file
+ * the record describes, about to be closed: the program's own
+ * registration is put back first, since a dup'd copy may keep the file,
+ * and with it the registration, alive -- a tagged one would then leak the
+ * library's data to the program.  When false, the number was reused
+ * behind our back and the kernel is not touched.
  */
+static void release(struct reg *r, bool restore)
+{
+	if (restore && r->kmode != KM_PROGRAM)
+		set_kernel(r, withdrawn(r) ? KM_ABSENT : KM_PROGRAM, 0);
+	drop(r);
+}
+
+/* Releases the records of [first, last] and the instances among them. */
 static void drop_range(unsigned first, unsigned last, bool restore)
 {
 	int save = errno;
@@ -589,12 +596,8 @@ static void drop_range(unsigned first, unsigned last, bool restore)
 	for (unsigned b = 0; g_table && b < NBUCKETS; b++)
 		for (struct reg *r = g_table[b], *n; r; r = n) {
 			n = r->next;
-			if ((unsigned)r->fd < first || (unsigned)r->fd > last)
-				continue;
-			if (restore && r->kmode != KM_PROGRAM)
-				set_kernel(r, withdrawn(r) ? KM_ABSENT :
-				    KM_PROGRAM, 0);
-			drop(r);
+			if ((unsigned)r->fd >= first && (unsigned)r->fd <= last)
+				release(r, restore);
 		}
 	errno = save;
 }
@@ -609,11 +612,8 @@ void rs_ept_fd_closed(int fd)
 	for (struct inst *i = g_insts; i; i = i->next) {
 		struct reg *r = find(i->epfd, fd);
 
-		if (!r)
-			continue;
-		if (r->kmode != KM_PROGRAM)
-			set_kernel(r, withdrawn(r) ? KM_ABSENT : KM_PROGRAM, 0);
-		drop(r);
+		if (r)
+			release(r, true);
 	}
 	pthread_mutex_unlock(&g_lock);
 }
