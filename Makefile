@@ -16,7 +16,7 @@ VERSION   := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 WARN  = -Wall -Wextra $(WERROR) -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Wvla -Wimplicit-fallthrough
-CPPFLAGS += -D_GNU_SOURCE -DRS_VERSION='"$(VERSION)"' -Isrc
+CPPFLAGS += -D_GNU_SOURCE -DRS_VERSION='"$(VERSION)"'
 CFLAGS   += -std=c11 $(OPT) $(WARN) -fPIC -fvisibility=hidden \
 	-fno-strict-aliasing $(SAN)
 LDLIBS_LIB = -ldl -lpthread -lyaml
@@ -26,17 +26,20 @@ CMOCKA_LIBS = -lcmocka
 B ?= build
 Q = $(if $(V),,@)
 
-SRC_ALL   := $(sort $(wildcard src/*.c))
-# Everything but the exported wrappers: what the unit tests link.
-SRC_PURE  := $(filter-out src/interpose.c,$(SRC_ALL))
-# The modules that know they live inside another process (a constructor,
-# dlsym, the engines); the command-line tool links everything else.
-SRC_INPROC := $(addprefix src/,interpose.c init.c real.c guard.c connect.c \
-	wait.c epolltrack.c io.c fdtable.c)
-OBJ_CLI   := $(patsubst src/%.c,$(B)/obj/%.o,$(filter-out $(SRC_INPROC),$(SRC_ALL))) \
-	$(B)/obj/default_policy.o
-OBJ_ALL   := $(patsubst src/%.c,$(B)/obj/%.o,$(SRC_ALL)) $(B)/obj/default_policy.o
-OBJ_PURE  := $(patsubst src/%.c,$(B)/obj/%.o,$(SRC_PURE)) $(B)/obj/default_policy.o
+# The tree says where code runs.  src/core/ is pure: the policy, backoff,
+# budgets, shared memory, clock, log, names, stats; the command-line tool and
+# the unit tests link it and nothing else.  src/preload/ lives inside other
+# programs: the exported names, the real-call table, start-up, the descriptor
+# table and the engines.  Core is compiled with -Isrc/core alone, so that it
+# cannot include a preload header; `make lint` checks symbols too.
+SRC_CORE    := $(sort $(wildcard src/core/*.c))
+SRC_PRELOAD := $(sort $(wildcard src/preload/*.c))
+OBJ_CORE    := $(patsubst src/%.c,$(B)/obj/%.o,$(SRC_CORE)) \
+	$(B)/obj/core/default_policy.o
+OBJ_PRELOAD := $(patsubst src/%.c,$(B)/obj/%.o,$(SRC_PRELOAD))
+OBJ_LIB     := $(OBJ_CORE) $(OBJ_PRELOAD)
+INC_CORE    := -Isrc/core
+INC_PRELOAD := -Isrc/core -Isrc/preload
 
 CLI_SRC   := $(sort $(wildcard tools/*.c))
 CLI_OBJ   := $(patsubst tools/%.c,$(B)/obj/tools/%.o,$(CLI_SRC))
@@ -53,40 +56,45 @@ all: lib cli ## build build/libresolute.so and build/resolute
 lib: $(B)/libresolute.so
 cli: $(B)/resolute
 
-$(B)/obj/%.o: src/%.c
+$(B)/obj/core/%.o: src/core/%.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) $(INC_CORE) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(B)/obj/preload/%.o: src/preload/%.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) $(INC_PRELOAD) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 # The default policy is compiled in from policy/default.yaml (one source of
 # truth); the assembler's .incbin embeds the file byte for byte.
-$(B)/obj/default_policy.o: src/default_policy.S policy/default.yaml
+$(B)/obj/core/default_policy.o: src/core/default_policy.S policy/default.yaml
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  AS      $<")
 	$(Q)$(CC) -c -fPIC -o $@ $<
 
-$(B)/libresolute.so: $(OBJ_ALL) src/libresolute.map
+$(B)/libresolute.so: $(OBJ_LIB) src/preload/libresolute.map
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -shared $(SAN) -Wl,--version-script=src/libresolute.map \
+	$(Q)$(CC) -shared $(SAN) -Wl,--version-script=src/preload/libresolute.map \
 		-Wl,-z,now -Wl,-z,relro -Wl,-soname,libresolute.so \
-		-o $@ $(OBJ_ALL) $(LDLIBS_LIB)
+		-o $@ $(OBJ_LIB) $(LDLIBS_LIB)
 
 # The tool is one object per subcommand (tools/*.c) over the pure modules.
 $(B)/obj/tools/%.o: tools/%.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CPPFLAGS) -DRS_LIBDIR='"$(LIBDIR)"' $(CFLAGS) \
+	$(Q)$(CC) $(CPPFLAGS) $(INC_CORE) -DRS_LIBDIR='"$(LIBDIR)"' $(CFLAGS) \
 		-fvisibility=default -MMD -MP -c -o $@ $<
 
-$(B)/resolute: $(CLI_OBJ) $(OBJ_CLI)
+$(B)/resolute: $(CLI_OBJ) $(OBJ_CORE)
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(OBJ_CLI) $(LDLIBS_CLI)
+	$(Q)$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(OBJ_CORE) $(LDLIBS_CLI)
 
-$(B)/tests/%: tests/unit/%.c $(OBJ_PURE)
+$(B)/tests/%: tests/unit/%.c $(OBJ_CORE)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS) -Wno-missing-prototypes -MMD -MP \
-		-o $@ $< $(OBJ_PURE) $(LDLIBS_CLI) $(CMOCKA_LIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(INC_CORE) -Itests $(CFLAGS) -Wno-missing-prototypes -MMD -MP \
+		-o $@ $< $(OBJ_CORE) $(LDLIBS_CLI) $(CMOCKA_LIBS)
 
 # Integration test programs are plain clients: they link nothing of ours and
 # get the library through LD_PRELOAD, as any program would.  Built with
@@ -159,14 +167,14 @@ uninstall: ## remove what install put (keeps /etc/resolute/policy.yaml)
 	-rmdir $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DATADIR) 2>/dev/null
 
 format: ## reformat the C sources
-	clang-format -i src/*.[ch] tools/*.c tests/unit/*.c tests/integration/*.[ch]
+	clang-format -i src/*/*.[ch] tools/*.c tests/unit/*.c tests/integration/*.[ch]
 
 format-check:
-	clang-format --dry-run --Werror src/*.[ch] tools/*.c
+	clang-format --dry-run --Werror src/*/*.[ch] tools/*.c
 
 lint: ## cppcheck, shellcheck and the no-interposed-calls rule
 	cppcheck --quiet --error-exitcode=1 --std=c11 -D_GNU_SOURCE \
-		--suppress=missingIncludeSystem --inline-suppr -Isrc src tools
+		--suppress=missingIncludeSystem --inline-suppr -Isrc/core -Isrc/preload src tools
 	shellcheck -S warning scripts/*.sh .ci/run tests/programs/*.sh
 	scripts/lint-calls.sh
 
@@ -176,4 +184,4 @@ clean:
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/' | expand -t 16
 
--include $(wildcard $(B)/obj/*.d $(B)/obj/tools/*.d $(B)/tests/*.d $(B)/itests/*.d $(B)/*.d)
+-include $(wildcard $(B)/obj/*/*.d $(B)/tests/*.d $(B)/itests/*.d $(B)/*.d)

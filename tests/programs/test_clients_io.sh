@@ -5,8 +5,8 @@
 # proves nothing).  Also a 200 MB download must arrive byte-identical.
 #
 # Clients that wait in poll/epoll (curl, nc, wget's default, python with a
-# socket timeout, asyncio, node) rely on the wait engine (src/wait.c).
-# While src/wait.c is still the provisional pass-through, their failures
+# socket timeout, asyncio, node) rely on the wait engine (src/preload/wait.c).
+# While src/preload/wait.c is still the provisional pass-through, their failures
 # are reported as "XFAIL (needs wait engine)" and not counted; once the
 # engine lands they are ordinary cases.
 set -u
@@ -17,7 +17,7 @@ PEER=$B/itests/peer
 SLACK=${RS_SLACK_MS:-2000}
 [ -x "$PEER" ] || { echo "SKIPPED: $PEER not built (make tests)"; exit 0; }
 need_wait=0
-grep -q '^ \* Provisional' src/wait.c && need_wait=1
+grep -q '^ \* Provisional' src/preload/wait.c && need_wait=1
 tmp=$(mktemp -d /tmp/rs-clients-io-XXXXXX)
 policy=$tmp/policy.yaml
 printf 'version: 1\ndefaults:\n  read_timeout: 1s\n' >"$policy"

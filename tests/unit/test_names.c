@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "fdtable.h"
 #include "names.h"
 
 static int reset(void **state)

@@ -15,6 +15,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Longest hostname kept, with its NUL (DNS names are at most 253). */
+#define RS_HOST_MAX 256
+
 /* Number of addresses remembered. */
 #define RS_NAMES_SLOTS 512
 

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "names.h"
 #include "policy.h"
 
 #define RS_FD_CHUNK 1024
@@ -32,8 +33,6 @@ enum rs_fd_state {
 	RS_FD_CONNECTED,	/* established: read/write timeouts apply */
 	RS_FD_FAILED,		/* gave up: final_error for SO_ERROR */
 };
-
-#define RS_HOST_MAX 256
 
 struct rs_fd {
 	uint32_t state;			/* enum rs_fd_state, atomic */

@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "fdtable.h"
 
 struct slot {
 	uint64_t stamp;		/* 0: empty; larger: learned later */
