@@ -17,7 +17,8 @@ static uint64_t (*counters)[RS_STAT_COUNT];
 
 static const char *const names[RS_STAT_COUNT] = {
 	"connects", "connect_attempts", "retries", "timeouts", "give_ups",
-	"budget_denials", "read_timeouts", "write_timeouts",
+	"budget_denials", "read_timeouts", "write_timeouts", "failovers",
+	"dns_retries", "http_retries", "http_give_ups",
 };
 
 int rs_stats_init(const struct rs_policy *p)
@@ -62,7 +63,7 @@ static int format_counts(size_t i, int json, char *buf, size_t len)
 
 void rs_stats_log_summary(void)
 {
-	char line[400], json[400];
+	char line[640], json[640];
 
 	if (!counters || !rs_log_enabled(RS_LOG_INFO))
 		return;
@@ -72,7 +73,7 @@ void rs_stats_log_summary(void)
 		format_counts(i, 1, json, sizeof(json));
 		const char *rule = i ? policy->rules[i - 1].match.text :
 		    "defaults";
-		char extra[480];
+		char extra[720];
 
 		snprintf(extra, sizeof(extra), "\"rule\":\"%s\",%s", rule, json);
 		struct rs_log_fields f = { .event = "summary", .attempt = -1,

@@ -20,6 +20,10 @@ enum rs_stat {
 	RS_STAT_BUDGET_DENIALS,
 	RS_STAT_READ_TIMEOUTS,
 	RS_STAT_WRITE_TIMEOUTS,
+	RS_STAT_FAILOVERS,	/* attempts sent to another address (SPEC 5c) */
+	RS_STAT_DNS_RETRIES,	/* lookups retried after EAI_AGAIN (5d) */
+	RS_STAT_HTTP_RETRIES,	/* requests replayed after 429/503 (9) */
+	RS_STAT_HTTP_GIVE_UPS,	/* retryable responses handed over (9) */
 	RS_STAT_COUNT
 };
 
