@@ -243,22 +243,3 @@ int rs_policy_load_default(struct rs_policy **out, struct rs_diags *d)
 	return rs_policy_load_buffer("<built-in>", rs_default_policy,
 	    (size_t)rs_default_policy_len, out, d);
 }
-
-int rs_diag_format(const struct rs_diag *dg, char *buf, size_t len)
-{
-	if (dg->line == 0)
-		return snprintf(buf, len, "%s: error: %s", dg->file, dg->msg);
-	return snprintf(buf, len, "%s:%u:%u: error: %s", dg->file, dg->line,
-	    dg->col, dg->msg);
-}
-
-void rs_diags_free(struct rs_diags *d)
-{
-	for (size_t i = 0; i < d->n; i++) {
-		free(d->v[i].file);
-		free(d->v[i].msg);
-	}
-	free(d->v);
-	d->v = NULL;
-	d->n = d->cap = 0;
-}

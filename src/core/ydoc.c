@@ -18,33 +18,6 @@
 /* Nodes nested deeper than this end the load, keeping the recursion small. */
 #define MAX_DEPTH 32
 
-int rs_diags_push(struct rs_diags *d, const char *file, unsigned line,
-    unsigned col, const char *msg)
-{
-	if (d->n == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 8;
-		struct rs_diag *v = realloc(d->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		d->v = v;
-		d->cap = cap;
-	}
-	struct rs_diag *dg = &d->v[d->n];
-
-	dg->file = strdup(file);
-	dg->msg = strdup(msg);
-	if (!dg->file || !dg->msg) {
-		free(dg->file);
-		free(dg->msg);
-		return -ENOMEM;
-	}
-	dg->line = line;
-	dg->col = col;
-	d->n++;
-	return 0;
-}
-
 void rs_ydoc_err_at(struct rs_yload *l, unsigned line, unsigned col,
     const char *fmt, ...)
 {

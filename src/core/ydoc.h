@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <yaml.h>
 
-#include "policy_yaml.h"
+#include "diag.h"
 
 enum rs_ynode_type { RS_YNODE_SCALAR, RS_YNODE_MAP, RS_YNODE_SEQ,
 	RS_YNODE_IGNORED };
@@ -39,10 +39,6 @@ struct rs_yload {
 	size_t len;
 	yaml_parser_t parser;
 };
-
-/* Appends one diagnostic; returns 0 or -ENOMEM. */
-int rs_diags_push(struct rs_diags *d, const char *file, unsigned line,
-    unsigned col, const char *msg);
 
 /* Reports an error at line:col (past 100 errors, one "too many" note). */
 __attribute__((format(printf, 4, 5)))

@@ -25,7 +25,7 @@
 
 #include "budget.h"
 #include "clock.h"
-#include "init.h"
+#include "runtime.h"
 #include "log.h"
 #include "names.h"
 #include "real.h"
@@ -238,7 +238,7 @@ static void finish(int fd, struct rs_fd *e, int err, int64_t now)
 static void after_failure(int fd, struct rs_fd *e, int err, int64_t now)
 {
 	const struct rs_settings *s = e->settings;
-	const struct rs_runtime *rt = rs_runtime();
+	const struct rs_runtime *rt = rs_runtime_peek();
 	unsigned cls = rs_connect_classify(err, e->addr.ss_family);
 
 	e->last_error = err;
@@ -637,7 +637,7 @@ static void begin(struct rs_fd *e, const struct rs_target *t,
     const struct rs_settings *s, const struct rs_rule *rule,
     const struct sockaddr *sa, socklen_t len, int64_t now)
 {
-	const struct rs_runtime *rt = rs_runtime();
+	const struct rs_runtime *rt = rs_runtime_peek();
 
 	e->settings = s;
 	e->rule = rule;
@@ -666,7 +666,7 @@ int rs_connect(int fd, const struct sockaddr *sa, socklen_t len)
 		rs_fd_forget(fd);
 		return pass(fd, sa, len);
 	}
-	const struct rs_runtime *rt = rs_init();
+	const struct rs_runtime *rt = rs_runtime_get();
 	int flags = rs_real_fcntl(fd, F_GETFL, 0);
 	struct rs_fd *e = rs_fd_get(fd);
 

@@ -21,7 +21,7 @@
 #include "clock.h"
 #include "connect.h"
 #include "fdtable.h"
-#include "init.h"
+#include "runtime.h"
 #include "io.h"
 #include "real.h"
 
@@ -293,7 +293,7 @@ static uint32_t sync_reg(struct reg *r, int ready, int64_t now, int64_t *next)
  */
 static bool worth_recording(int fd)
 {
-	const struct rs_runtime *rt = rs_runtime();
+	const struct rs_runtime *rt = rs_runtime_peek();
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
 	int save = errno;
@@ -636,17 +636,19 @@ void rs_ept_fd_reused(int fd)
 	pthread_mutex_unlock(&g_lock);
 }
 
-void rs_ept_fork_prepare(void)
+/* The child of a fork must never inherit the record lock held. */
+static void fork_prepare(void)
 {
 	pthread_mutex_lock(&g_lock);
 }
 
-void rs_ept_fork_parent(void)
+static void fork_release(void)
 {
 	pthread_mutex_unlock(&g_lock);
 }
 
-void rs_ept_fork_child(void)
+/* Registered by this module itself: start-up knows nothing of epoll. */
+__attribute__((constructor)) static void register_fork_handlers(void)
 {
-	pthread_mutex_unlock(&g_lock);
+	pthread_atfork(fork_prepare, fork_release, fork_release);
 }

@@ -58,9 +58,4 @@ void rs_ept_fd_range_closed(unsigned first, unsigned last);
 /* fd names a new file (socket(), accept()): stale records are dropped. */
 void rs_ept_fd_reused(int fd);
 
-/* fork handlers: the child never inherits the registration lock held. */
-void rs_ept_fork_prepare(void);
-void rs_ept_fork_parent(void);
-void rs_ept_fork_child(void);
-
 #endif /* RS_EPOLLTRACK_H */

@@ -23,7 +23,7 @@
 
 #include "clock.h"
 #include "connect.h"
-#include "init.h"
+#include "runtime.h"
 #include "log.h"
 #include "real.h"
 #include "stats.h"
@@ -69,7 +69,7 @@ static inline bool timed(const struct rs_settings *s)
 
 static inline int64_t process_deadline(void)
 {
-	const struct rs_runtime *rt = rs_runtime();
+	const struct rs_runtime *rt = rs_runtime_peek();
 
 	return rt ? rt->deadline_ms : RS_NEVER;
 }
