@@ -1,6 +1,6 @@
 /*
  * wait.c - the program's waits: poll, ppoll, select, pselect (epoll is in
- * epolltrack.c).
+ * epolltrack.c and epollwait.c).
  *
  * A wait that involves a managed socket whose connect is pending, failed
  * or whose read/write timeout may expire runs as a loop of real ppoll
@@ -472,7 +472,7 @@ int rs_wait_pselect(int n, fd_set *r, fd_set *w, fd_set *x,
 	return sel_managed(n, r, w, x, end, mask, count);
 }
 
-/* ---- epoll: see epolltrack.c ---- */
+/* ---- epoll: see epolltrack.c (records) and epollwait.c (waits) ---- */
 
 int rs_wait_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {

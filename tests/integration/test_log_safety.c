@@ -1,6 +1,8 @@
 /*
- * test_review.c - regressions for the bugs a review of the library found;
- * each fails on the code before its fix.
+ * test_log_safety.c - the library's log lines never hurt the program: a
+ * daemon that closes every descriptor never gets them in its own files,
+ * and a pipe nobody reads never kills it with SIGPIPE.  Each case failed
+ * on the code before its fix.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,77 +20,19 @@ static const char policy_yaml[] = "version: 1\ndefaults:\n"
 
 static char *policy;
 
-/* Runs review_regress MODE [ARG] under the library; asserts want in it. */
+/* Runs parity_client MODE [ARG] under the library; asserts want in it. */
 static void scenario(struct t_run *r, const char *want, const char *mode,
     const char *arg, const char *const *env)
 {
 	char exe[4096];
 	char *argv[] = { exe, (char *)mode, (char *)arg, NULL };
 
-	snprintf(exe, sizeof(exe), "%s/itests/review_regress", t_build());
+	snprintf(exe, sizeof(exe), "%s/itests/parity_client", t_build());
 	assert_int_equal(t_run(r, policy, env, argv), 0);
 	if (!strstr(r->out, want) || r->status != 0)
 		t_show(r);
 	assert_non_null(strstr(r->out, want));
 	assert_int_equal(r->status, 0);
-}
-
-/* connect() called again on a pending non-blocking connect drives it. */
-static void test_connect_again_progresses(void **state)
-{
-	struct t_run r;
-
-	(void)state;
-	scenario(&r, "again: connected after", "again", NULL, NULL);
-}
-
-/* A vfork child's dup2 must not switch the library off in the parent. */
-static void test_vfork_child_leaves_parent(void **state)
-{
-	struct t_run r;
-
-	(void)state;
-	scenario(&r, "vfork: connect=-1 elapsed=", "vfork", NULL, NULL);
-	long ms = atol(strstr(r.out, "elapsed=") + 8);
-
-	/* Three attempts with waits of 100 and 200 ms. */
-	assert_true(ms >= 300);
-}
-
-/* errno is left alone by a read that waited and succeeded. */
-static void test_errno_kept_on_success(void **state)
-{
-	struct t_run r;
-
-	(void)state;
-	scenario(&r, "errno: read=2 errno=0", "errno", NULL, NULL);
-}
-
-/* A read interrupted by an SA_RESTART handler goes on, as the kernel's. */
-static void test_read_restarts(void **state)
-{
-	struct t_run r;
-
-	(void)state;
-	scenario(&r, "restart: read=2", "restart", NULL, NULL);
-}
-
-/* A pending socket dup2'd over leaves no epoll record behind. */
-static void test_dup2_over_pending_epoll(void **state)
-{
-	struct t_run r;
-
-	(void)state;
-	scenario(&r, "dup2ep: stale=0 add=ok", "dup2ep", "1", NULL);
-}
-
-/* fork while another thread edits epoll: the child's close() returns. */
-static void test_fork_during_epoll_ctl(void **state)
-{
-	struct t_run r;
-
-	(void)state;
-	scenario(&r, "forklock: no hang", "forklock", NULL, NULL);
 }
 
 /* A daemon closing every descriptor never gets our log lines. */
@@ -98,8 +42,8 @@ static void test_log_file_survives_daemon_cleanup(void **state)
 	struct t_run r;
 
 	(void)state;
-	snprintf(data, sizeof(data), "/tmp/rs-review-data-%d", (int)getpid());
-	snprintf(log, sizeof(log), "/tmp/rs-review-log-%d", (int)getpid());
+	snprintf(data, sizeof(data), "/tmp/rs-logsafety-data-%d", (int)getpid());
+	snprintf(log, sizeof(log), "/tmp/rs-logsafety-log-%d", (int)getpid());
 	snprintf(env_log, sizeof(env_log), "RESOLUTE_LOG_FILE=%s", log);
 	const char *env[] = { env_log, NULL };
 
@@ -130,7 +74,7 @@ static void test_log_to_dead_pipe_no_sigpipe(void **state)
 	int p[2], st;
 
 	(void)state;
-	snprintf(exe, sizeof(exe), "%s/itests/review_regress", t_build());
+	snprintf(exe, sizeof(exe), "%s/itests/parity_client", t_build());
 	assert_int_equal(pipe(p), 0);
 	close(p[0]);
 	pid_t pid = fork();
@@ -159,12 +103,6 @@ static int setup(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_connect_again_progresses),
-		cmocka_unit_test(test_vfork_child_leaves_parent),
-		cmocka_unit_test(test_errno_kept_on_success),
-		cmocka_unit_test(test_read_restarts),
-		cmocka_unit_test(test_dup2_over_pending_epoll),
-		cmocka_unit_test(test_fork_during_epoll_ctl),
 		cmocka_unit_test(test_log_file_survives_daemon_cleanup),
 		cmocka_unit_test(test_log_to_dead_pipe_no_sigpipe),
 	};
