@@ -15,27 +15,7 @@
 #include <fcntl.h>
 
 #include "integration/peer.h"
-
-static const char policy_yaml[] = "version: 1\ndefaults:\n"
-    "  connect_timeout: 1s\n  read_timeout: 2s\n  attempts: 3\n"
-    "  backoff: {base: 100ms, cap: 1s, multiplier: 2, jitter: none}\n";
-
-static char *policy;
-
-/* Runs parity_client MODE [ARG] under the library; asserts want in it. */
-static void scenario(struct t_run *r, const char *want, const char *mode,
-    const char *arg, const char *const *env)
-{
-	char exe[4096];
-	char *argv[] = { exe, (char *)mode, (char *)arg, NULL };
-
-	snprintf(exe, sizeof(exe), "%s/itests/parity_client", t_build());
-	assert_int_equal(t_run(r, policy, env, argv), 0);
-	if (!strstr(r->out, want) || r->status != 0)
-		t_show(r);
-	assert_non_null(strstr(r->out, want));
-	assert_int_equal(r->status, 0);
-}
+#include "integration/parity.h"
 
 /* connect() called again on a pending non-blocking connect drives it. */
 static void test_connect_again_progresses(void **state)
@@ -95,13 +75,6 @@ static void test_fork_during_epoll_ctl(void **state)
 	scenario(&r, "forklock: no hang", "forklock", NULL, NULL);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	policy = t_policy(policy_yaml);
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -113,5 +86,5 @@ int main(void)
 		cmocka_unit_test(test_fork_during_epoll_ctl),
 	};
 
-	return cmocka_run_group_tests(tests, setup, NULL);
+	return cmocka_run_group_tests(tests, parity_setup, NULL);
 }

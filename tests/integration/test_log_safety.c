@@ -13,27 +13,7 @@
 #include <fcntl.h>
 
 #include "integration/peer.h"
-
-static const char policy_yaml[] = "version: 1\ndefaults:\n"
-    "  connect_timeout: 1s\n  read_timeout: 2s\n  attempts: 3\n"
-    "  backoff: {base: 100ms, cap: 1s, multiplier: 2, jitter: none}\n";
-
-static char *policy;
-
-/* Runs parity_client MODE [ARG] under the library; asserts want in it. */
-static void scenario(struct t_run *r, const char *want, const char *mode,
-    const char *arg, const char *const *env)
-{
-	char exe[4096];
-	char *argv[] = { exe, (char *)mode, (char *)arg, NULL };
-
-	snprintf(exe, sizeof(exe), "%s/itests/parity_client", t_build());
-	assert_int_equal(t_run(r, policy, env, argv), 0);
-	if (!strstr(r->out, want) || r->status != 0)
-		t_show(r);
-	assert_non_null(strstr(r->out, want));
-	assert_int_equal(r->status, 0);
-}
+#include "integration/parity.h"
 
 /* A daemon closing every descriptor never gets our log lines. */
 static void test_log_file_survives_daemon_cleanup(void **state)
@@ -93,13 +73,6 @@ static void test_log_to_dead_pipe_no_sigpipe(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	policy = t_policy(policy_yaml);
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -107,5 +80,5 @@ int main(void)
 		cmocka_unit_test(test_log_to_dead_pipe_no_sigpipe),
 	};
 
-	return cmocka_run_group_tests(tests, setup, NULL);
+	return cmocka_run_group_tests(tests, parity_setup, NULL);
 }
