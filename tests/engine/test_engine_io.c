@@ -1,0 +1,666 @@
+/*
+ * test_engine_io.c - the read/write engine (io.c) against the scripted
+ * kernel: read and write timeouts with partial transfers, a timeout kept
+ * pending after progress, the program's own SO_RCVTIMEO/SO_SNDTIMEO, the
+ * process deadline, EINTR with and without SA_RESTART, a reset that
+ * arrives after the handshake, MSG_WAITALL and MSG_PEEK, non-blocking
+ * sockets, and a descriptor that stopped being a socket.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "clock.h"
+#include "connect.h"
+#include "fake.h"
+#include "fdtable.h"
+#include "io.h"
+
+#define FD 101
+
+/* A policy with these read and write timeouts. */
+#define POLICY(rt, wt)                                                  \
+	"version: 1\n"                                                  \
+	"defaults:\n"                                                   \
+	"  connect_timeout: 1s\n"                                       \
+	"  read_timeout: " rt "\n"                                      \
+	"  write_timeout: " wt "\n"                                     \
+	"  attempts: 3\n"                                               \
+	"  backoff:\n"                                                  \
+	"    base: 100ms\n"                                             \
+	"    jitter: none\n"                                            \
+	"  retry_budget:\n"                                             \
+	"    scope: process\n"
+
+#define NO_HANDLER (-1)
+
+enum op {
+	OP_READ, OP_READV, OP_RECV, OP_RECVFROM, OP_RECVMSG, OP_RECVMMSG,
+	OP_WRITE, OP_WRITEV, OP_SEND, OP_SENDTO, OP_SENDMSG, OP_SENDMMSG,
+};
+
+/* Reads and writes of FK_* steps, spelled as the kernel answers them. */
+#define RECV_(c, d, n) { .fn = (c), .fd = FD, .data = (d), .ret = (n) }
+#define AGAIN(c) { .fn = (c), .fd = FD, .err = EAGAIN }
+#define TAKES(c, n) { .fn = (c), .fd = FD, .ret = (n) }
+#define TAKES_OF(c, n, of) { .fn = (c), .fd = FD, .ret = (n), .len = (of) }
+#define FAILS(c, e) { .fn = (c), .fd = FD, .err = (e) }
+
+struct io_case {
+	const char *name;
+	const char *policy;
+	enum op op;
+	size_t len;		/* bytes asked for or offered */
+	int flags;		/* recv/send flags */
+	bool nonblocking;
+	int own_tmo_ms;		/* SO_RCVTIMEO or SO_SNDTIMEO */
+	int64_t deadline_in_ms;	/* process deadline; 0: none */
+	int sa_flags;		/* a SIGUSR1 handler's flags, or NO_HANDLER */
+	struct fk_step steps[16];
+	long want;		/* the call's result */
+	int64_t want_ms;	/* the time it took */
+	const char *want_data;	/* read: the buffer; write: what was sent */
+	bool again;		/* a second call follows, with no step */
+	long want_again;	/* its result */
+	unsigned read_timeouts, write_timeouts;
+	bool forgotten;		/* the entry is gone afterwards */
+};
+
+static const struct io_case cases[] = {
+	{
+		.name = "read: data at once costs one call",
+		.policy = POLICY("500ms", "off"), .op = OP_READ, .len = 16,
+		.steps = { RECV_(FK_RECV, "hello", -1) },
+		.want = 5, .want_data = "hello",
+	},
+	{
+		.name = "read: waits for data within read_timeout",
+		.policy = POLICY("500ms", "off"), .op = OP_READ, .len = 16,
+		.steps = {
+			AGAIN(FK_RECV),
+			FK_POLL_READY(501, 120, FD, POLLIN),
+			RECV_(FK_RECVMSG, "late", -1),
+		},
+		.want = 4, .want_ms = 120, .want_data = "late",
+	},
+	{
+		.name = "read: read_timeout with nothing read",
+		.policy = POLICY("500ms", "off"), .op = OP_READ, .len = 16,
+		.steps = { AGAIN(FK_RECV), FK_POLL_QUIET(501) },
+		.want = -ETIMEDOUT, .want_ms = 501, .read_timeouts = 1,
+	},
+	{
+		.name = "read: end of file is never delayed",
+		.policy = POLICY("500ms", "off"), .op = OP_READ, .len = 16,
+		.steps = { RECV_(FK_RECV, "", 0) },
+		.want = 0,
+	},
+	{
+		.name = "read: a reset after the handshake is the program's, "
+			"not retried",
+		.policy = POLICY("500ms", "off"), .op = OP_READ, .len = 16,
+		.steps = { FAILS(FK_RECV, ECONNRESET) },
+		.want = -ECONNRESET,
+	},
+	{
+		.name = "read without timeouts: the plain call, reset and all",
+		.policy = POLICY("off", "off"), .op = OP_READ, .len = 16,
+		.steps = { FAILS(FK_READ, ECONNRESET) },
+		.want = -ECONNRESET,
+	},
+	{
+		.name = "recv MSG_WAITALL: partial, wait, the rest",
+		.policy = POLICY("500ms", "off"), .op = OP_RECV, .len = 8,
+		.flags = MSG_WAITALL,
+		.steps = {
+			{ .fn = FK_RECV, .fd = FD, .data = "abc", .ret = -1,
+			  .flags = MSG_WAITALL | MSG_DONTWAIT },
+			FK_POLL_READY(501, 200, FD, POLLIN),
+			{ .fn = FK_RECVMSG, .fd = FD, .data = "defgh",
+			  .ret = -1, .len = 5 },
+		},
+		.want = 8, .want_ms = 200, .want_data = "abcdefgh",
+	},
+	{
+		.name = "recv MSG_WAITALL: partial, then read_timeout: the "
+			"count now, the timeout next",
+		.policy = POLICY("500ms", "off"), .op = OP_RECV, .len = 8,
+		.flags = MSG_WAITALL,
+		.steps = {
+			RECV_(FK_RECV, "abc", -1),
+			FK_POLL_QUIET(501),
+		},
+		.want = 3, .want_ms = 501, .want_data = "abc",
+		.again = true, .want_again = -ETIMEDOUT, .read_timeouts = 1,
+	},
+	{
+		.name = "recv MSG_PEEK|MSG_WAITALL: peeks again until all is "
+			"there",
+		.policy = POLICY("500ms", "off"), .op = OP_RECV, .len = 6,
+		.flags = MSG_PEEK | MSG_WAITALL,
+		.steps = {
+			RECV_(FK_RECV, "abc", -1),
+			FK_POLL_READY(501, 10, FD, POLLIN),
+			FK_POLL_QUIET(5),
+			{ .fn = FK_RECVMSG, .fd = FD, .data = "abcdef",
+			  .ret = -1, .flags = MSG_PEEK },
+		},
+		.want = 6, .want_ms = 15, .want_data = "abcdef",
+	},
+	{
+		.name = "readv: partial iovecs are continued",
+		.policy = POLICY("500ms", "off"), .op = OP_READV, .len = 8,
+		.steps = {
+			AGAIN(FK_RECVMSG),
+			FK_POLL_READY(501, 1, FD, POLLIN),
+			RECV_(FK_RECVMSG, "readv", -1),
+		},
+		.want = 5, .want_ms = 1, .want_data = "readv",
+	},
+	{
+		.name = "recvfrom: waits, then data",
+		.policy = POLICY("500ms", "off"), .op = OP_RECVFROM, .len = 8,
+		.steps = {
+			AGAIN(FK_RECVFROM),
+			FK_POLL_READY(501, 7, FD, POLLIN),
+			RECV_(FK_RECVMSG, "from", -1),
+		},
+		.want = 4, .want_ms = 7, .want_data = "from",
+	},
+	{
+		.name = "recvmsg: read_timeout",
+		.policy = POLICY("300ms", "off"), .op = OP_RECVMSG, .len = 8,
+		.steps = { AGAIN(FK_RECVMSG), FK_POLL_QUIET(301) },
+		.want = -ETIMEDOUT, .want_ms = 301, .read_timeouts = 1,
+	},
+	{
+		.name = "recvmmsg: waits, then the messages",
+		.policy = POLICY("500ms", "off"), .op = OP_RECVMMSG, .len = 2,
+		.steps = {
+			AGAIN(FK_RECVMMSG),
+			FK_POLL_READY(501, 3, FD, POLLIN),
+			TAKES(FK_RECVMMSG, 2),
+		},
+		.want = 2, .want_ms = 3,
+	},
+	{
+		.name = "read: the program's shorter SO_RCVTIMEO gives EAGAIN",
+		.policy = POLICY("500ms", "off"), .op = OP_READ, .len = 16,
+		.own_tmo_ms = 200,
+		.steps = { AGAIN(FK_RECV), FK_POLL_QUIET(200) },
+		.want = -EAGAIN, .want_ms = 200,
+	},
+	{
+		.name = "read: the process deadline cuts a read without "
+			"read_timeout",
+		.policy = POLICY("off", "off"), .op = OP_READ, .len = 16,
+		.deadline_in_ms = 300,
+		.steps = { AGAIN(FK_RECV), FK_POLL_QUIET(300) },
+		.want = -ETIMEDOUT, .want_ms = 300, .read_timeouts = 1,
+	},
+	{
+		.name = "read: EINTR under an SA_RESTART handler goes on",
+		.policy = POLICY("500ms", "off"), .op = OP_READ, .len = 16,
+		.sa_flags = SA_RESTART,
+		.steps = {
+			AGAIN(FK_RECV),
+			FK_POLL_EINTR(100),
+			FK_POLL_READY(401, 50, FD, POLLIN),
+			RECV_(FK_RECVMSG, "ok", -1),
+		},
+		.want = 2, .want_ms = 150, .want_data = "ok",
+	},
+	{
+		.name = "read: EINTR under a handler without SA_RESTART",
+		.policy = POLICY("500ms", "off"), .op = OP_READ, .len = 16,
+		.sa_flags = 0,
+		.steps = { AGAIN(FK_RECV), FK_POLL_EINTR(100) },
+		.want = -EINTR, .want_ms = 100,
+	},
+	{
+		.name = "read: non-blocking socket: EAGAIN at once, no wait",
+		.policy = POLICY("500ms", "off"), .op = OP_READ, .len = 16,
+		.nonblocking = true,
+		.steps = { AGAIN(FK_READ) },
+		.want = -EAGAIN,
+	},
+	{
+		.name = "recv MSG_DONTWAIT: the plain call",
+		.policy = POLICY("500ms", "off"), .op = OP_RECV, .len = 16,
+		.flags = MSG_DONTWAIT,
+		.steps = { AGAIN(FK_RECV) },
+		.want = -EAGAIN,
+	},
+	{
+		.name = "read: a number that is no socket any more is forgotten",
+		.policy = POLICY("500ms", "off"), .op = OP_READ, .len = 16,
+		.steps = {
+			FAILS(FK_RECV, ENOTSOCK),
+			RECV_(FK_READ, "pipe", -1),
+		},
+		.want = 4, .want_data = "pipe", .forgotten = true,
+	},
+	{
+		.name = "write: all at once",
+		.policy = POLICY("off", "300ms"), .op = OP_WRITE, .len = 8,
+		.steps = { TAKES(FK_SEND, -1) },
+		.want = 8, .want_data = "01234567",
+	},
+	{
+		.name = "write: partial transfers, each wait within "
+			"write_timeout",
+		.policy = POLICY("off", "300ms"), .op = OP_WRITE, .len = 8,
+		.steps = {
+			TAKES_OF(FK_SEND, 3, 8),
+			FK_POLL_READY(301, 250, FD, POLLOUT),
+			TAKES_OF(FK_SENDMSG, 2, 5),
+			FK_POLL_READY(301, 250, FD, POLLOUT),
+			TAKES_OF(FK_SENDMSG, -1, 3),
+		},
+		.want = 8, .want_ms = 500, .want_data = "01234567",
+	},
+	{
+		.name = "write: partial, then write_timeout: the count now, "
+			"the timeout next",
+		.policy = POLICY("off", "300ms"), .op = OP_WRITE, .len = 8,
+		.steps = {
+			TAKES(FK_SEND, 3),
+			FK_POLL_QUIET(301),
+		},
+		.want = 3, .want_ms = 301, .want_data = "012",
+		.again = true, .want_again = -ETIMEDOUT, .write_timeouts = 1,
+	},
+	{
+		.name = "write: write_timeout with nothing sent",
+		.policy = POLICY("off", "300ms"), .op = OP_WRITE, .len = 8,
+		.steps = { AGAIN(FK_SEND), FK_POLL_QUIET(301) },
+		.want = -ETIMEDOUT, .want_ms = 301, .write_timeouts = 1,
+	},
+	{
+		.name = "write: a reset after the handshake is the program's",
+		.policy = POLICY("off", "300ms"), .op = OP_WRITE, .len = 8,
+		.steps = { FAILS(FK_SEND, EPIPE) },
+		.want = -EPIPE,
+	},
+	{
+		.name = "write: a reset after progress returns the count",
+		.policy = POLICY("off", "300ms"), .op = OP_WRITE, .len = 8,
+		.steps = {
+			TAKES(FK_SEND, 4),
+			FK_POLL_READY(301, 1, FD, POLLOUT),
+			FAILS(FK_SENDMSG, ECONNRESET),
+		},
+		.want = 4, .want_ms = 1, .want_data = "0123",
+	},
+	{
+		.name = "writev: the rest of a partly sent iovec goes alone",
+		.policy = POLICY("off", "300ms"), .op = OP_WRITEV, .len = 8,
+		.steps = {
+			TAKES_OF(FK_SENDMSG, 1, 8),
+			FK_POLL_READY(301, 2, FD, POLLOUT),
+			TAKES_OF(FK_SENDMSG, 2, 2),
+			FK_POLL_READY(301, 0, FD, POLLOUT),
+			TAKES_OF(FK_SENDMSG, -1, 5),
+		},
+		.want = 8, .want_ms = 2, .want_data = "01234567",
+	},
+	{
+		.name = "send: the program's SO_SNDTIMEO gives EAGAIN",
+		.policy = POLICY("off", "300ms"), .op = OP_SEND, .len = 8,
+		.own_tmo_ms = 100,
+		.steps = { AGAIN(FK_SEND), FK_POLL_QUIET(100) },
+		.want = -EAGAIN, .want_ms = 100,
+	},
+	{
+		.name = "sendto: partial, wait, the rest",
+		.policy = POLICY("off", "300ms"), .op = OP_SENDTO, .len = 8,
+		.steps = {
+			TAKES(FK_SENDTO, 6),
+			FK_POLL_READY(301, 30, FD, POLLOUT),
+			TAKES_OF(FK_SENDMSG, -1, 2),
+		},
+		.want = 8, .want_ms = 30, .want_data = "01234567",
+	},
+	{
+		.name = "sendmsg: waits, then all",
+		.policy = POLICY("off", "300ms"), .op = OP_SENDMSG, .len = 8,
+		.steps = {
+			AGAIN(FK_SENDMSG),
+			FK_POLL_READY(301, 9, FD, POLLOUT),
+			TAKES_OF(FK_SENDMSG, -1, 8),
+		},
+		.want = 8, .want_ms = 9, .want_data = "01234567",
+	},
+	{
+		.name = "sendmmsg: write_timeout",
+		.policy = POLICY("off", "300ms"), .op = OP_SENDMMSG, .len = 2,
+		.steps = { AGAIN(FK_SENDMMSG), FK_POLL_QUIET(301) },
+		.want = -ETIMEDOUT, .want_ms = 301, .write_timeouts = 1,
+	},
+	{
+		.name = "write: non-blocking socket: the plain call",
+		.policy = POLICY("off", "300ms"), .op = OP_WRITE, .len = 8,
+		.nonblocking = true,
+		.steps = { TAKES(FK_WRITE, 2) },
+		.want = 2, .want_data = "01",
+	},
+};
+
+static void on_signal(int sig)
+{
+	(void)sig;
+}
+
+static void set_handler(int flags)
+{
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = flags };
+
+	if (flags == NO_HANDLER)
+		sa.sa_handler = SIG_DFL, sa.sa_flags = 0;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
+}
+
+/* A managed socket, connected now, under the defaults of policy. */
+static struct rs_fd *connected(int fd, const struct rs_policy *p,
+    bool nonblocking)
+{
+	struct rs_fd *e = rs_fd_claim(fd);
+
+	assert_non_null(e);
+	e->settings = &p->defaults;
+	fk_addr(&e->addr, &e->addrlen, 5432);
+	e->nonblocking = nonblocking;
+	rs_fd_touch(e, rs_clock_now_ms());
+	rs_fd_set_state(e, RS_FD_CONNECTED);
+	fk_sock(fd)->flags = O_RDWR | (nonblocking ? O_NONBLOCK : 0);
+	return e;
+}
+
+static char out[16] = "0123456789abcdef";
+
+/* Runs c's call: reads into buf, writes from out. */
+static long call(const struct io_case *c, struct rs_fd *e, char *buf)
+{
+	struct iovec v[2] = { { buf, 3 }, { buf + 3, c->len - 3 } };
+	struct iovec w[2] = { { out, 3 }, { out + 3, c->len - 3 } };
+	struct msghdr m = { .msg_iov = v, .msg_iovlen = 2 };
+	struct msghdr mw = { .msg_iov = w, .msg_iovlen = 2 };
+	struct mmsghdr mm[2] = { { .msg_hdr = m }, { .msg_hdr = m } };
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	switch (c->op) {
+	case OP_READ: return rs_io_read(e, FD, buf, c->len);
+	case OP_READV: return rs_io_readv(e, FD, v, 2);
+	case OP_RECV: return rs_io_recv(e, FD, buf, c->len, c->flags);
+	case OP_RECVFROM:
+		return rs_io_recvfrom(e, FD, buf, c->len, c->flags,
+		    (struct sockaddr *)&ss, &sl);
+	case OP_RECVMSG: return rs_io_recvmsg(e, FD, &m, c->flags);
+	case OP_RECVMMSG:
+		return rs_io_recvmmsg(e, FD, mm, (unsigned)c->len, c->flags,
+		    NULL);
+	case OP_WRITE: return rs_io_write(e, FD, out, c->len);
+	case OP_WRITEV: return rs_io_writev(e, FD, w, 2);
+	case OP_SEND: return rs_io_send(e, FD, out, c->len, c->flags);
+	case OP_SENDTO:
+		return rs_io_sendto(e, FD, out, c->len, c->flags, NULL, 0);
+	case OP_SENDMSG: return rs_io_sendmsg(e, FD, &mw, c->flags);
+	case OP_SENDMMSG:
+		return rs_io_sendmmsg(e, FD, mm, (unsigned)c->len, c->flags);
+	}
+	return -1;
+}
+
+static bool writes(enum op op)
+{
+	return op >= OP_WRITE;
+}
+
+static void run_case(void **state)
+{
+	const struct io_case *c = *state;
+	char buf[32] = { 0 };
+
+	fk_script(c->steps);
+	struct rs_fd *e = connected(FD, fk_policy(c->policy), c->nonblocking);
+
+	if (c->deadline_in_ms)
+		fk_deadline(c->deadline_in_ms);
+	set_handler(c->sa_flags);
+	if (writes(c->op))
+		fk_sock(FD)->sndtimeo.tv_usec = c->own_tmo_ms * 1000;
+	else
+		fk_sock(FD)->rcvtimeo.tv_usec = c->own_tmo_ms * 1000;
+
+	long r = call(c, e, buf);
+
+	assert_int_equal(r, c->want);
+	assert_int_equal(fk_now(), c->want_ms);
+	if (c->want_data && writes(c->op)) {
+		size_t n;
+		const char *s = fk_sent(&n);
+
+		assert_int_equal(n, strlen(c->want_data));
+		assert_memory_equal(s, c->want_data, n);
+	} else if (c->want_data) {
+		assert_string_equal(buf, c->want_data);
+	}
+	if (c->again) {
+		/* A pending timeout fails the next call without a system
+		   call (the script has no step for it), once. */
+		assert_int_equal(call(c, e, buf), c->want_again);
+	}
+	assert_int_equal(fk_stat(RS_STAT_READ_TIMEOUTS), c->read_timeouts);
+	assert_int_equal(fk_stat(RS_STAT_WRITE_TIMEOUTS), c->write_timeouts);
+	assert_int_equal(rs_fd_get(FD) == NULL, c->forgotten);
+	fk_done();
+}
+
+static const char *const POLICY_RW = POLICY("500ms", "300ms");
+
+/* A connect under way on a non-blocking socket: a read steps it once. */
+static void test_read_steps_pending_connect(void **state)
+{
+	static const struct fk_step steps[] = {
+		FK_CONNECT_START(FD),
+		FK_SO_ERROR_IS(FD, 0),
+		FK_NO_PEER(FD),
+		FK_SO_ERROR_IS(FD, 0),
+		FK_PEER(FD),
+		{ .fn = FK_READ, .fd = FD, .data = "hi", .ret = -1 },
+		{ FK_END },
+	};
+	struct sockaddr_storage ss;
+	socklen_t len;
+	char buf[8] = { 0 };
+
+	(void)state;
+	fk_script(steps);
+	fk_policy(POLICY_RW);
+	fk_sock(FD)->flags = O_RDWR | O_NONBLOCK;
+	fk_addr(&ss, &len, 5432);
+	assert_int_equal(rs_connect(FD, (struct sockaddr *)&ss, len),
+	    -EINPROGRESS);
+	struct rs_fd *e = rs_fd_get(FD);
+
+	assert_int_equal(rs_io_read(e, FD, buf, sizeof(buf)), -EAGAIN);
+	assert_int_equal(rs_fd_state(e), RS_FD_CONNECTING);
+	assert_int_equal(rs_io_read(e, FD, buf, sizeof(buf)), 2);
+	assert_int_equal(rs_fd_state(e), RS_FD_CONNECTED);
+	fk_done();
+}
+
+/*
+ * A blocking read on a socket whose connect was interrupted waits for the
+ * connect first, as the kernel does, with the program's flags restored.
+ */
+static void test_blocking_read_finishes_connect(void **state)
+{
+	static const struct fk_step steps[] = {
+		FK_CONNECT_START(FD),
+		FK_POLL_EINTR(100),
+		FK_POLL_READY(900, 40, FD, POLLOUT),
+		FK_SO_ERROR_IS(FD, 0),
+		FK_PEER(FD),
+		{ .fn = FK_RECV, .fd = FD, .data = "data", .ret = -1 },
+		{ FK_END },
+	};
+	struct sockaddr_storage ss;
+	socklen_t len;
+	char buf[8] = { 0 };
+
+	(void)state;
+	fk_script(steps);
+	fk_policy(POLICY_RW);
+	set_handler(0);
+	fk_addr(&ss, &len, 5432);
+	assert_int_equal(rs_connect(FD, (struct sockaddr *)&ss, len), -EINTR);
+	struct rs_fd *e = rs_fd_get(FD);
+
+	assert_int_equal(rs_io_read(e, FD, buf, sizeof(buf)), 4);
+	set_handler(NO_HANDLER);
+	assert_string_equal(buf, "data");
+	assert_int_equal(fk_now(), 140);
+	assert_int_equal(fk_sock(FD)->flags, O_RDWR);
+	fk_done();
+}
+
+/* A read after a failed connect gets the connect's error, once. */
+static void test_read_after_failed_connect(void **state)
+{
+	static const struct fk_step steps[] = {
+		FK_CONNECT_START(FD),
+		FK_SO_ERROR_IS(FD, EHOSTUNREACH),
+		FK_DISSOLVE(FD),
+		{ FK_END },
+	};
+	struct sockaddr_storage ss;
+	socklen_t len;
+	char buf[8];
+
+	(void)state;
+	fk_script(steps);
+	fk_policy("version: 1\ndefaults:\n  attempts: 1\n"
+	    "  read_timeout: 500ms\n  retry_budget:\n    scope: process\n");
+	fk_sock(FD)->flags = O_RDWR | O_NONBLOCK;
+	fk_addr(&ss, &len, 5432);
+	assert_int_equal(rs_connect(FD, (struct sockaddr *)&ss, len),
+	    -EINPROGRESS);
+	struct rs_fd *e = rs_fd_get(FD);
+
+	assert_int_equal(rs_io_read(e, FD, buf, sizeof(buf)), -EHOSTUNREACH);
+	assert_int_equal(rs_fd_state(e), RS_FD_FAILED);
+	assert_int_equal(e->final_error, 0);
+	fk_done();
+}
+
+/*
+ * What the waits ask of io.c: when a read (write) times out, and the
+ * timeout that a wait reports makes the next call fail, once.
+ */
+static void test_wait_deadline_and_expiry(void **state)
+{
+	static const struct fk_step steps[] = {
+		{ .fn = FK_RECV, .fd = FD, .data = "x", .ret = -1 },
+		{ FK_END },
+	};
+	char buf[4];
+
+	(void)state;
+	fk_script(steps);
+	struct rs_fd *e = connected(FD, fk_policy(POLICY_RW), false);
+	int64_t t0 = rs_clock_now_ms();
+
+	assert_int_equal(rs_io_wait_deadline(e, POLLIN, t0), t0 + 501);
+	assert_int_equal(rs_io_wait_deadline(e, POLLOUT, t0), t0 + 301);
+	assert_int_equal(rs_io_wait_deadline(e, POLLIN | POLLOUT, t0),
+	    t0 + 301);
+	assert_int_equal(rs_io_wait_expired(e, POLLIN | POLLOUT, t0 + 300),
+	    0);
+	assert_int_equal(rs_io_wait_expired(e, POLLIN | POLLOUT, t0 + 301),
+	    POLLOUT);
+	/* Reported now: the wait sees it as due at once. */
+	assert_int_equal(rs_io_wait_deadline(e, POLLOUT, t0 + 301), t0 + 301);
+	assert_int_equal(rs_io_write(e, FD, "abc", 3), -ETIMEDOUT);
+	assert_int_equal(rs_io_wait_expired(e, POLLIN, t0 + 501), POLLIN);
+	assert_int_equal(rs_io_wait_expired(e, POLLIN, t0 + 502), POLLIN);
+	assert_int_equal(fk_stat(RS_STAT_READ_TIMEOUTS), 1);
+	assert_int_equal(rs_io_read(e, FD, buf, sizeof(buf)), -ETIMEDOUT);
+	assert_int_equal(rs_io_read(e, FD, buf, sizeof(buf)), 1);
+	assert_true(fk_log_has("read from 127.0.0.1:5432 timed out: no "
+	    "progress for 500 ms"));
+	/* Not connected: no deadline, nothing expires. */
+	rs_fd_set_state(e, RS_FD_FAILED);
+	assert_int_equal(rs_io_wait_deadline(e, POLLIN, t0), RS_NEVER);
+	assert_int_equal(rs_io_wait_expired(e, POLLIN, t0 + 9999), 0);
+	fk_done();
+}
+
+/*
+ * A number closed behind the library's back and reused for another socket
+ * (another inode) does not get our timeout: the entry is forgotten and the
+ * call finishes as the plain blocking call it is.
+ */
+static void test_reused_number_gets_no_timeout(void **state)
+{
+	static const struct fk_step steps[] = {
+		AGAIN(FK_RECV),
+		FK_POLL_QUIET(501),
+		{ .fn = FK_RECVMSG, .fd = FD, .data = "theirs", .ret = -1 },
+		{ FK_END },
+	};
+	char buf[8] = { 0 };
+
+	(void)state;
+	fk_script(steps);
+	struct rs_fd *e = connected(FD, fk_policy(POLICY_RW), false);
+
+	e->ino = 4242;	/* FD is not open here: its inode reads as 0 */
+	assert_int_equal(rs_io_read(e, FD, buf, sizeof(buf)), 6);
+	assert_string_equal(buf, "theirs");
+	assert_null(rs_fd_get(FD));
+	assert_int_equal(fk_stat(RS_STAT_READ_TIMEOUTS), 0);
+	fk_done();
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	set_handler(NO_HANDLER);
+	fk_env_forget();
+	return 0;
+}
+
+int main(void)
+{
+	enum { NCASES = sizeof(cases) / sizeof(cases[0]) };
+	struct CMUnitTest tests[NCASES + 5];
+	size_t n = 0;
+
+	for (size_t i = 0; i < NCASES; i++)
+		tests[n++] = (struct CMUnitTest){ .name = cases[i].name,
+			.test_func = run_case, .teardown_func = teardown,
+			.initial_state = (void *)&cases[i] };
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
+	    test_read_steps_pending_connect, teardown);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
+	    test_blocking_read_finishes_connect, teardown);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
+	    test_read_after_failed_connect, teardown);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
+	    test_wait_deadline_and_expiry, teardown);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
+	    test_reused_number_gets_no_timeout, teardown);
+	return _cmocka_run_group_tests("read/write engine", tests, n, NULL,
+	    NULL);
+}
