@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <sys/time.h>
 
+#include "fdtable.h"
 #include "policy.h"
 #include "stats.h"
 
@@ -187,6 +188,23 @@ unsigned fk_stat(enum rs_stat k);
 
 /* A stream socket address on 127.0.0.1:port, for connect(). */
 void fk_addr(struct sockaddr_storage *ss, socklen_t *len, unsigned port);
+
+/*
+ * Makes fd a managed socket connected now to 127.0.0.1:5432 under the
+ * defaults of p, as a finished connect leaves it.  Returns its entry.
+ */
+struct rs_fd *fk_connected(int fd, const struct rs_policy *p,
+    bool nonblocking);
+
+/*
+ * Starts a managed connect of fd to 127.0.0.1:5432 (rs_connect(), then
+ * what the boundary does after it).  Returns rs_connect()'s result.
+ */
+int fk_connect(int fd, bool nonblocking);
+
+/* The SIGUSR1 handler a test installs: none, without or with SA_RESTART. */
+enum fk_handler { FK_NO_HANDLER, FK_PLAIN_HANDLER, FK_RESTART_HANDLER };
+void fk_handler(enum fk_handler kind);
 
 /* For fake_real.c: resets (forgets) the environment's part of a test. */
 void fk_env_reset(void);

@@ -11,6 +11,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,11 +19,13 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "connect.h"
 #include "epolltrack.h"
 #include "fdtable.h"
 #include "init.h"
 #include "log.h"
 #include "policy_yaml.h"
+#include "wait.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -196,6 +199,7 @@ void fk_env_reset(void)
 
 void fk_env_forget(void)
 {
+	fk_handler(FK_NO_HANDLER);
 	rs_ept_fd_range_closed(0, FK_MAX_FD - 1);
 	rs_fd_forget_range(0, FK_MAX_FD - 1);
 }
@@ -209,4 +213,48 @@ void fk_addr(struct sockaddr_storage *ss, socklen_t *len, unsigned port)
 	in->sin_port = htons((uint16_t)port);
 	in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	*len = sizeof(*in);
+}
+
+struct rs_fd *fk_connected(int fd, const struct rs_policy *p,
+    bool nonblocking)
+{
+	struct rs_fd *e = rs_fd_claim(fd);
+
+	assert_non_null(e);
+	e->settings = &p->defaults;
+	fk_addr(&e->addr, &e->addrlen, 5432);
+	e->nonblocking = nonblocking;
+	rs_fd_touch(e, clock_ms);
+	rs_fd_set_state(e, RS_FD_CONNECTED);
+	fk_sock(fd)->flags = O_RDWR | (nonblocking ? O_NONBLOCK : 0);
+	return e;
+}
+
+int fk_connect(int fd, bool nonblocking)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int r;
+
+	fk_sock(fd)->flags = O_RDWR | (nonblocking ? O_NONBLOCK : 0);
+	fk_addr(&ss, &len, 5432);
+	r = rs_connect(fd, (struct sockaddr *)&ss, len);
+	rs_wait_fd_connect(fd);
+	return r;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+}
+
+void fk_handler(enum fk_handler kind)
+{
+	struct sigaction sa = {
+		.sa_handler = kind == FK_NO_HANDLER ? SIG_DFL : on_signal,
+		.sa_flags = kind == FK_RESTART_HANDLER ? SA_RESTART : 0,
+	};
+
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
 }

@@ -62,15 +62,13 @@
 #define GENEROUS(ct, att, budget) \
 	POLICY(ct, att, budget, ALL_CLASSES, "1000", "1000")
 
-#define NO_HANDLER (-1)
-
 struct connect_case {
 	const char *name;
 	const char *policy;
 	bool nonblocking;
 	int64_t deadline_in_ms;	/* process deadline; 0: none */
 	int sndtimeo_ms;	/* the program's SO_SNDTIMEO; 0: none */
-	int sa_flags;		/* a SIGUSR1 handler's flags, or NO_HANDLER */
+	enum fk_handler handler;	/* SIGUSR1's during the call */
 	unsigned port;		/* 0: 5432 */
 	const char *unix_path;	/* connect to this unix socket instead */
 	int sock_type;		/* 0: SOCK_STREAM */
@@ -244,7 +242,7 @@ static const struct connect_case cases[] = {
 	{
 		.name = "EINTR under an SA_RESTART handler: the wait goes on",
 		.policy = GENEROUS("1s", "3", "off"),
-		.sa_flags = SA_RESTART,
+		.handler = FK_RESTART_HANDLER,
 		.steps = {
 			FK_CONNECT_START(FD),
 			FK_POLL_EINTR(400),
@@ -258,7 +256,7 @@ static const struct connect_case cases[] = {
 	{
 		.name = "EINTR under a handler without SA_RESTART is returned",
 		.policy = GENEROUS("1s", "3", "off"),
-		.sa_flags = 0,
+		.handler = FK_PLAIN_HANDLER,
 		.steps = {
 			FK_CONNECT_START(FD),
 			FK_POLL_EINTR(400),
@@ -369,21 +367,6 @@ static void unix_addr(struct sockaddr_storage *ss, socklen_t *len,
 	    strlen(path) + 1);
 }
 
-static void on_signal(int sig)
-{
-	(void)sig;
-}
-
-static void set_handler(int flags)
-{
-	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = flags };
-
-	if (flags == NO_HANDLER)
-		sa.sa_handler = SIG_DFL, sa.sa_flags = 0;
-	sigemptyset(&sa.sa_mask);
-	assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
-}
-
 static void run_case(void **state)
 {
 	const struct connect_case *c = *state;
@@ -395,7 +378,7 @@ static void run_case(void **state)
 	fk_policy(c->policy);
 	if (c->deadline_in_ms)
 		fk_deadline(c->deadline_in_ms);
-	set_handler(c->sa_flags);
+	fk_handler(c->handler);
 	fk_sock(FD)->flags = flags;
 	fk_sock(FD)->sndtimeo.tv_usec = c->sndtimeo_ms * 1000;
 	if (c->sock_type)
@@ -407,7 +390,7 @@ static void run_case(void **state)
 	int r = rs_connect(FD, (struct sockaddr *)&ss, len);
 	struct rs_fd *e = rs_fd_get(FD);
 
-	set_handler(NO_HANDLER);
+	fk_handler(FK_NO_HANDLER);
 	assert_int_equal(r, c->want);
 	assert_int_equal(fk_now(), c->want_ms);
 	assert_int_equal(e ? rs_fd_state(e) : RS_FD_NONE, c->want_state);
@@ -444,12 +427,12 @@ static void test_interrupted_connect_resumes(void **state)
 	(void)state;
 	fk_script(steps);
 	fk_policy(GENEROUS("1s", "3", "off"));
-	set_handler(0);
+	fk_handler(FK_PLAIN_HANDLER);
 	fk_addr(&ss, &len, 5432);
 	assert_int_equal(rs_connect(FD, (struct sockaddr *)&ss, len), -EINTR);
 	/* The same attempt goes on: no new SYN, the same attempt timer. */
 	assert_int_equal(rs_connect(FD, (struct sockaddr *)&ss, len), 0);
-	set_handler(NO_HANDLER);
+	fk_handler(FK_NO_HANDLER);
 	assert_int_equal(fk_now(), 500);
 	assert_int_equal(fk_stat(RS_STAT_ATTEMPTS), 1);
 	assert_int_equal(rs_fd_state(rs_fd_get(FD)), RS_FD_CONNECTED);
@@ -645,7 +628,6 @@ static void test_format_dest(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	set_handler(NO_HANDLER);
 	fk_env_forget();
 	return 0;
 }

@@ -40,8 +40,6 @@
 	"  retry_budget:\n"                                             \
 	"    scope: process\n"
 
-#define NO_HANDLER (-1)
-
 enum op {
 	OP_READ, OP_READV, OP_RECV, OP_RECVFROM, OP_RECVMSG, OP_RECVMMSG,
 	OP_WRITE, OP_WRITEV, OP_SEND, OP_SENDTO, OP_SENDMSG, OP_SENDMMSG,
@@ -63,7 +61,7 @@ struct io_case {
 	bool nonblocking;
 	int own_tmo_ms;		/* SO_RCVTIMEO or SO_SNDTIMEO */
 	int64_t deadline_in_ms;	/* process deadline; 0: none */
-	int sa_flags;		/* a SIGUSR1 handler's flags, or NO_HANDLER */
+	enum fk_handler handler;	/* SIGUSR1's during the call */
 	struct fk_step steps[16];
 	long want;		/* the call's result */
 	int64_t want_ms;	/* the time it took */
@@ -209,7 +207,7 @@ static const struct io_case cases[] = {
 	{
 		.name = "read: EINTR under an SA_RESTART handler goes on",
 		.policy = POLICY("500ms", "off"), .op = OP_READ, .len = 16,
-		.sa_flags = SA_RESTART,
+		.handler = FK_RESTART_HANDLER,
 		.steps = {
 			AGAIN(FK_RECV),
 			FK_POLL_EINTR(100),
@@ -221,7 +219,7 @@ static const struct io_case cases[] = {
 	{
 		.name = "read: EINTR under a handler without SA_RESTART",
 		.policy = POLICY("500ms", "off"), .op = OP_READ, .len = 16,
-		.sa_flags = 0,
+		.handler = FK_PLAIN_HANDLER,
 		.steps = { AGAIN(FK_RECV), FK_POLL_EINTR(100) },
 		.want = -EINTR, .want_ms = 100,
 	},
@@ -354,37 +352,6 @@ static const struct io_case cases[] = {
 	},
 };
 
-static void on_signal(int sig)
-{
-	(void)sig;
-}
-
-static void set_handler(int flags)
-{
-	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = flags };
-
-	if (flags == NO_HANDLER)
-		sa.sa_handler = SIG_DFL, sa.sa_flags = 0;
-	sigemptyset(&sa.sa_mask);
-	assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
-}
-
-/* A managed socket, connected now, under the defaults of policy. */
-static struct rs_fd *connected(int fd, const struct rs_policy *p,
-    bool nonblocking)
-{
-	struct rs_fd *e = rs_fd_claim(fd);
-
-	assert_non_null(e);
-	e->settings = &p->defaults;
-	fk_addr(&e->addr, &e->addrlen, 5432);
-	e->nonblocking = nonblocking;
-	rs_fd_touch(e, rs_clock_now_ms());
-	rs_fd_set_state(e, RS_FD_CONNECTED);
-	fk_sock(fd)->flags = O_RDWR | (nonblocking ? O_NONBLOCK : 0);
-	return e;
-}
-
 static char out[16] = "0123456789abcdef";
 
 /* Runs c's call: reads into buf, writes from out. */
@@ -432,11 +399,11 @@ static void run_case(void **state)
 	char buf[32] = { 0 };
 
 	fk_script(c->steps);
-	struct rs_fd *e = connected(FD, fk_policy(c->policy), c->nonblocking);
+	struct rs_fd *e = fk_connected(FD, fk_policy(c->policy), c->nonblocking);
 
 	if (c->deadline_in_ms)
 		fk_deadline(c->deadline_in_ms);
-	set_handler(c->sa_flags);
+	fk_handler(c->handler);
 	if (writes(c->op))
 		fk_sock(FD)->sndtimeo.tv_usec = c->own_tmo_ms * 1000;
 	else
@@ -522,13 +489,13 @@ static void test_blocking_read_finishes_connect(void **state)
 	(void)state;
 	fk_script(steps);
 	fk_policy(POLICY_RW);
-	set_handler(0);
+	fk_handler(FK_PLAIN_HANDLER);
 	fk_addr(&ss, &len, 5432);
 	assert_int_equal(rs_connect(FD, (struct sockaddr *)&ss, len), -EINTR);
 	struct rs_fd *e = rs_fd_get(FD);
 
 	assert_int_equal(rs_io_read(e, FD, buf, sizeof(buf)), 4);
-	set_handler(NO_HANDLER);
+	fk_handler(FK_NO_HANDLER);
 	assert_string_equal(buf, "data");
 	assert_int_equal(fk_now(), 140);
 	assert_int_equal(fk_sock(FD)->flags, O_RDWR);
@@ -578,7 +545,7 @@ static void test_wait_deadline_and_expiry(void **state)
 
 	(void)state;
 	fk_script(steps);
-	struct rs_fd *e = connected(FD, fk_policy(POLICY_RW), false);
+	struct rs_fd *e = fk_connected(FD, fk_policy(POLICY_RW), false);
 	int64_t t0 = rs_clock_now_ms();
 
 	assert_int_equal(rs_io_wait_deadline(e, POLLIN, t0), t0 + 501);
@@ -623,7 +590,7 @@ static void test_reused_number_gets_no_timeout(void **state)
 
 	(void)state;
 	fk_script(steps);
-	struct rs_fd *e = connected(FD, fk_policy(POLICY_RW), false);
+	struct rs_fd *e = fk_connected(FD, fk_policy(POLICY_RW), false);
 
 	e->ino = 4242;	/* FD is not open here: its inode reads as 0 */
 	assert_int_equal(rs_io_read(e, FD, buf, sizeof(buf)), 6);
@@ -636,7 +603,6 @@ static void test_reused_number_gets_no_timeout(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	set_handler(NO_HANDLER);
 	fk_env_forget();
 	return 0;
 }
