@@ -84,7 +84,8 @@ struct fk_step {
 	const char *data;	/* reads: the bytes delivered */
 	int flags;		/* transfers: flags that must be set */
 	size_t len;		/* transfers: the length offered, 0: any */
-	void (*during)(void);	/* run inside the call, before it returns */
+	void (*during)(void);	/* run as the call starts: what happens
+				   while it is under way */
 	int max;		/* epoll waits: expected maxevents, 0: any */
 };
 

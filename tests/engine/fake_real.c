@@ -84,6 +84,10 @@ static const struct fk_step *take(enum fk_fn fn, int fd)
 		return NULL;
 	}
 	pos++;
+	/* What happens while the call is under way (another thread's
+	   calls, which take the steps after this one). */
+	if (s->during)
+		s->during();
 	return s;
 }
 
@@ -95,8 +99,6 @@ static long answer(const struct fk_step *s, long ret)
 		return -1;
 	}
 	fk_advance(s->advance_ms);
-	if (s->during)
-		s->during();
 	if (s->err) {
 		errno = s->err;
 		return -1;
