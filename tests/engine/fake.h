@@ -90,6 +90,7 @@ struct fk_step {
 };
 
 /* Step builders, so that a script reads as what the kernel does. */
+#define FK_STOP { .fn = FK_END }
 #define FK_CONNECT_START(f) \
 	{ .fn = FK_CONNECT, .fd = (f), .err = EINPROGRESS }
 #define FK_CONNECT_NOW(f) { .fn = FK_CONNECT, .fd = (f) }

@@ -42,6 +42,9 @@ static const char *const fn_names[FK_NFN] = {
 };
 
 /* Remembers the first mismatch and says it at once, with the step. */
+__attribute__((format(printf, 1, 2)))
+static void wrong(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
 static void wrong(const char *fmt, ...)
 {
 	char what[400];

@@ -222,7 +222,7 @@ static const struct connect_case cases[] = {
 		.name = "a passed process deadline sends no SYN at all",
 		.policy = GENEROUS("1s", "3", "off"),
 		.deadline_in_ms = -1,
-		.steps = { { FK_END } },
+		.steps = { FK_STOP },
 		.want = -ETIMEDOUT, .want_ms = 0, .want_state = RS_FD_NONE,
 		.attempts = 0, .give_ups = 1, .log = "no time left for attempt 1/3",
 	},
@@ -419,7 +419,7 @@ static void test_interrupted_connect_resumes(void **state)
 		FK_POLL_READY(600, 100, FD, CONNECTED_EV),
 		FK_SO_ERROR_IS(FD, 0),
 		FK_PEER(FD),
-		{ FK_END },
+		FK_STOP,
 	};
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -452,7 +452,7 @@ static void test_nonblocking_connect_again(void **state)
 		FK_SO_ERROR_IS(FD, 0),
 		FK_PEER(FD),
 		FK_CONNECT_FAIL(FD, EISCONN),
-		{ FK_END },
+		FK_STOP,
 	};
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -483,7 +483,7 @@ static void test_failed_connect_reports_once(void **state)
 		FK_SO_ERROR_IS(FD, ECONNREFUSED),
 		FK_DISSOLVE(FD),
 		FK_CONNECT_NOW(FD),
-		{ FK_END },
+		FK_STOP,
 	};
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -524,7 +524,7 @@ static void test_safety_net_restored(void **state)
 		FK_POLL_READY(1000, 3, FD, CONNECTED_EV),
 		FK_SO_ERROR_IS(FD, 0),
 		FK_PEER(FD),
-		{ FK_END },
+		FK_STOP,
 	};
 	struct sockaddr_storage ss;
 	socklen_t len;

@@ -107,7 +107,7 @@ static void test_level_triggered_connect(void **state)
 		FK_SO_ERROR_IS(FD, 0),
 		FK_PEER(FD),
 		EWAIT_READY(4895, 0, FD, EPOLLOUT),
-		{ FK_END },
+		FK_STOP,
 	};
 	struct epoll_event ev[4];
 
@@ -156,7 +156,7 @@ static void run_failure(void **state)
 		FK_SO_ERROR_IS(FD, ECONNREFUSED),
 		FK_DISSOLVE(FD),
 		EWAIT_READY(100, 0, FD, REFUSED_EV),
-		{ FK_END },
+		FK_STOP,
 	};
 	struct epoll_event ev[4];
 
@@ -191,7 +191,7 @@ static void test_oneshot_rearmed(void **state)
 		FK_SO_ERROR_IS(FD, ECONNREFUSED),
 		FK_DISSOLVE(FD),
 		EWAIT_READY(-1, 0, FD, REFUSED_EV),
-		{ FK_END },
+		FK_STOP,
 	};
 	struct epoll_event ev[4];
 
@@ -222,7 +222,7 @@ static void test_read_timeout_event(void **state)
 		EWAIT_READY(501, 20, FD, EPOLLIN),
 		EWAIT_QUIET(501),
 		EWAIT_QUIET(0),
-		{ FK_END },
+		FK_STOP,
 	};
 	struct epoll_event ev[4];
 	char buf[4];
@@ -271,7 +271,7 @@ static void test_connect_during_plain_wait(void **state)
 		FK_SO_ERROR_IS(FD, 0),
 		FK_PEER(FD),
 		EWAIT_READY(1895, 0, FD, EPOLLOUT),
-		{ FK_END },
+		FK_STOP,
 	};
 	struct epoll_event ev[4];
 
@@ -298,7 +298,7 @@ static void test_mod_and_del_during_attempt(void **state)
 		FK_CONNECT_START(FD),
 		FK_SO_ERROR_IS(FD, 0),
 		FK_PEER(FD),
-		{ FK_END },
+		FK_STOP,
 	};
 
 	(void)state;
@@ -331,7 +331,7 @@ static void test_exclusive_registration(void **state)
 		FK_CONNECT_START(FD),
 		FK_SO_ERROR_IS(FD, 0),
 		FK_PEER(FD),
-		{ FK_END },
+		FK_STOP,
 	};
 
 	(void)state;
@@ -360,7 +360,7 @@ static void test_close_restores_registration(void **state)
 		FK_CONNECT_START(FD),
 		FK_NO_PEER(FD),
 		FK_CONNECT_START(FD),
-		{ FK_END },
+		FK_STOP,
 	};
 
 	(void)state;
@@ -398,7 +398,7 @@ static void test_connected_socket_not_recorded(void **state)
 	static const struct fk_step steps[] = {
 		FK_PEER(FD),
 		EWAIT_READY(10, 0, FD, EPOLLIN),
-		{ FK_END },
+		FK_STOP,
 	};
 	struct epoll_event ev[2];
 
@@ -420,7 +420,7 @@ static void test_pwait2_and_bad_arguments(void **state)
 		{ .fn = FK_EPOLL_PWAIT2, .fd = EP, .check_tmo = true,
 		  .tmo_ms = 250 },
 		FK_CONNECT_START(FD),
-		{ FK_END },
+		FK_STOP,
 	};
 	struct timespec ts = { 0, 250000000L };
 	struct epoll_event ev[2];

@@ -445,7 +445,7 @@ static void test_read_steps_pending_connect(void **state)
 		FK_SO_ERROR_IS(FD, 0),
 		FK_PEER(FD),
 		{ .fn = FK_READ, .fd = FD, .data = "hi", .ret = -1 },
-		{ FK_END },
+		FK_STOP,
 	};
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -480,7 +480,7 @@ static void test_blocking_read_finishes_connect(void **state)
 		FK_SO_ERROR_IS(FD, 0),
 		FK_PEER(FD),
 		{ .fn = FK_RECV, .fd = FD, .data = "data", .ret = -1 },
-		{ FK_END },
+		FK_STOP,
 	};
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -509,7 +509,7 @@ static void test_read_after_failed_connect(void **state)
 		FK_CONNECT_START(FD),
 		FK_SO_ERROR_IS(FD, EHOSTUNREACH),
 		FK_DISSOLVE(FD),
-		{ FK_END },
+		FK_STOP,
 	};
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -539,7 +539,7 @@ static void test_wait_deadline_and_expiry(void **state)
 {
 	static const struct fk_step steps[] = {
 		{ .fn = FK_RECV, .fd = FD, .data = "x", .ret = -1 },
-		{ FK_END },
+		FK_STOP,
 	};
 	char buf[4];
 
@@ -584,7 +584,7 @@ static void test_reused_number_gets_no_timeout(void **state)
 		AGAIN(FK_RECV),
 		FK_POLL_QUIET(501),
 		{ .fn = FK_RECVMSG, .fd = FD, .data = "theirs", .ret = -1 },
-		{ FK_END },
+		FK_STOP,
 	};
 	char buf[8] = { 0 };
 

@@ -354,7 +354,7 @@ static void test_many_involved(void **state)
 {
 	static const struct fk_step steps[] = {
 		FK_PPOLL_READY(501, 6, FD + 69, POLLIN),
-		{ FK_END },
+		FK_STOP,
 	};
 	struct pollfd p[70];
 
@@ -377,7 +377,7 @@ static void test_ppoll_invalid_timeout(void **state)
 {
 	static const struct fk_step steps[] = {
 		{ .fn = FK_PPOLL, .fd = -1, .err = EINVAL },
-		{ FK_END },
+		FK_STOP,
 	};
 	struct timespec bad = { 0, 2000000000L };
 	struct pollfd p = { FD, POLLIN, 0 };
@@ -394,7 +394,7 @@ static void test_select_bad_descriptor(void **state)
 {
 	static const struct fk_step steps[] = {
 		FK_PPOLL_READY(501, 0, OTHER, POLLNVAL),
-		{ FK_END },
+		FK_STOP,
 	};
 	fd_set r;
 
