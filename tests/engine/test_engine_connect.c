@@ -25,6 +25,7 @@
 #include "connect.h"
 #include "fake.h"
 #include "fdtable.h"
+#include "names.h"
 
 #define FD 100
 
@@ -548,6 +549,40 @@ static void test_safety_net_restored(void **state)
 	fk_done();
 }
 
+/*
+ * A host rule written as a name applies to an address the program
+ * resolved from that name, and the log names both.
+ */
+static void test_rule_by_resolved_name(void **state)
+{
+	static const struct fk_step steps[] = {
+		FK_CONNECT_START(FD),
+		FK_POLL_QUIET(300),
+		FK_DISSOLVE(FD),
+		FK_STOP,
+	};
+	struct sockaddr_storage ss;
+	socklen_t len;
+	uint8_t lo[4] = { 127, 0, 0, 1 };
+
+	(void)state;
+	fk_script(steps);
+	fk_policy(GENEROUS("1s", "3", "off")
+	    "  - match: db.internal\n"
+	    "    connect_timeout: 300ms\n"
+	    "    attempts: 1\n");
+	rs_names_learn("db.internal", AF_INET, lo);
+	fk_addr(&ss, &len, 5432);
+	assert_int_equal(rs_connect(FD, (struct sockaddr *)&ss, len),
+	    -ETIMEDOUT);
+	rs_names_clear();
+	assert_int_equal(fk_now(), 300);
+	assert_true(fk_log_has("connect db.internal:5432 (127.0.0.1): rule "
+	    "db.internal"));
+	assert_true(fk_log_has("attempt 1/1 failed: timed out"));
+	fk_done();
+}
+
 static void test_classify(void **state)
 {
 	static const struct {
@@ -635,7 +670,7 @@ static int teardown(void **state)
 int main(void)
 {
 	enum { NCASES = sizeof(cases) / sizeof(cases[0]) };
-	struct CMUnitTest tests[NCASES + 7];
+	struct CMUnitTest tests[NCASES + 8];
 	size_t n = 0;
 
 	for (size_t i = 0; i < NCASES; i++)
@@ -650,6 +685,8 @@ int main(void)
 	    test_failed_connect_reports_once, teardown);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
 	    test_safety_net_restored, teardown);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
+	    test_rule_by_resolved_name, teardown);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_classify);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_format_dest);
 	return _cmocka_run_group_tests("connect engine", tests, n, NULL, NULL);

@@ -600,6 +600,37 @@ static void test_reused_number_gets_no_timeout(void **state)
 	fk_done();
 }
 
+/*
+ * A dup'd socket shares O_NONBLOCK with its copies, which may change it
+ * through another number: the flag is read again before a first wait, so
+ * a socket made blocking through a copy gets its timeout, and one made
+ * non-blocking gets the kernel's EAGAIN rather than a wait.
+ */
+static void test_dup_flags_read_again(void **state)
+{
+	static const struct fk_step steps[] = {
+		AGAIN(FK_RECV),
+		FK_POLL_QUIET(501),
+		AGAIN(FK_RECV),
+		FK_STOP,
+	};
+	char buf[4];
+
+	(void)state;
+	fk_script(steps);
+	struct rs_fd *e = fk_connected(FD, fk_policy(POLICY_RW), true);
+
+	e->shared = true;
+	fk_sock(FD)->flags = O_RDWR;	/* cleared through a copy */
+	assert_int_equal(rs_io_read(e, FD, buf, sizeof(buf)), -ETIMEDOUT);
+	assert_false(e->nonblocking);
+	fk_sock(FD)->flags = O_RDWR | O_NONBLOCK;	/* set again */
+	assert_int_equal(rs_io_read(e, FD, buf, sizeof(buf)), -EAGAIN);
+	assert_true(e->nonblocking);
+	assert_int_equal(fk_now(), 501);
+	fk_done();
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -610,7 +641,7 @@ static int teardown(void **state)
 int main(void)
 {
 	enum { NCASES = sizeof(cases) / sizeof(cases[0]) };
-	struct CMUnitTest tests[NCASES + 5];
+	struct CMUnitTest tests[NCASES + 6];
 	size_t n = 0;
 
 	for (size_t i = 0; i < NCASES; i++)
@@ -627,6 +658,8 @@ int main(void)
 	    test_wait_deadline_and_expiry, teardown);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
 	    test_reused_number_gets_no_timeout, teardown);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
+	    test_dup_flags_read_again, teardown);
 	return _cmocka_run_group_tests("read/write engine", tests, n, NULL,
 	    NULL);
 }

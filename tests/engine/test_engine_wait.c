@@ -409,6 +409,36 @@ static void test_select_bad_descriptor(void **state)
 	fk_done();
 }
 
+/*
+ * poll reports what select does not (POLLHUP on a descriptor that is only
+ * in exceptfds): that round reports nothing, and the descriptor is left
+ * out of the rest of the wait instead of ending it at once, again and
+ * again.
+ */
+static void test_select_hangup_in_exceptfds(void **state)
+{
+	static const struct fk_step steps[] = {
+		FK_PPOLL_READY(501, 10, OTHER, POLLHUP),
+		FK_PPOLL_READY(491, 20, FD, POLLIN),
+		FK_STOP,
+	};
+	fd_set r, x;
+
+	(void)state;
+	fk_script(steps);
+	fk_connected(FD, fk_policy(POLICY("3", "500ms", "off")), false);
+	FD_ZERO(&r);
+	FD_ZERO(&x);
+	FD_SET(FD, &r);
+	FD_SET(OTHER, &x);
+	assert_int_equal(rs_wait_select(FD + 1, &r, NULL, &x, NULL), 1);
+	assert_true(FD_ISSET(FD, &r));
+	assert_false(FD_ISSET(OTHER, &x));
+	assert_int_equal(fk_watched(1, OTHER), -1);
+	assert_int_equal(fk_now(), 30);
+	fk_done();
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -419,7 +449,7 @@ static int teardown(void **state)
 int main(void)
 {
 	enum { NCASES = sizeof(cases) / sizeof(cases[0]) };
-	struct CMUnitTest tests[NCASES + 3];
+	struct CMUnitTest tests[NCASES + 4];
 	size_t n = 0;
 
 	for (size_t i = 0; i < NCASES; i++)
@@ -432,6 +462,8 @@ int main(void)
 	    test_ppoll_invalid_timeout, teardown);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
 	    test_select_bad_descriptor, teardown);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
+	    test_select_hangup_in_exceptfds, teardown);
 	return _cmocka_run_group_tests("poll and select", tests, n, NULL,
 	    NULL);
 }
