@@ -208,6 +208,30 @@ int fk_connect(int fd, bool nonblocking);
 enum fk_handler { FK_NO_HANDLER, FK_PLAIN_HANDLER, FK_RESTART_HANDLER };
 void fk_handler(enum fk_handler kind);
 
+/*
+ * A table of cases: one cmocka test per row, each row a struct whose first
+ * member is its name (const char *), run by run with the row as *state.
+ */
+struct fk_table {
+	const void *rows;
+	size_t n, size;
+	void (*run)(void **state);
+};
+
+#define FK_TABLE(a, f) { (a), sizeof(a) / sizeof((a)[0]), sizeof((a)[0]), (f) }
+
+/*
+ * Runs the rows of the tables, then the tests in more, as one group; each
+ * test without a teardown gets one that forgets what the test left
+ * behind (it may have failed half way).  Returns cmocka's result.
+ */
+struct CMUnitTest;
+#define FK_RUN(name, tables, more)                                      \
+	fk_run_group((name), (tables), sizeof(tables) / sizeof((tables)[0]), \
+	    (more), sizeof(more) / sizeof((more)[0]))
+int fk_run_group(const char *name, const struct fk_table *tables,
+    size_t ntables, const struct CMUnitTest *more, size_t nmore);
+
 /* For fake_real.c: resets (forgets) the environment's part of a test. */
 void fk_env_reset(void);
 void fk_env_forget(void);

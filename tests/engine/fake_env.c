@@ -258,3 +258,43 @@ void fk_handler(enum fk_handler kind)
 	sigemptyset(&sa.sa_mask);
 	assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
 }
+
+static int forget_all(void **state)
+{
+	(void)state;
+	fk_env_forget();
+	return 0;
+}
+
+int fk_run_group(const char *name, const struct fk_table *tables,
+    size_t ntables, const struct CMUnitTest *more, size_t nmore)
+{
+	size_t total = nmore, n = 0;
+	struct CMUnitTest *t;
+
+	for (size_t i = 0; i < ntables; i++)
+		total += tables[i].n;
+	t = calloc(total, sizeof(*t));
+	assert_non_null(t);
+	for (size_t i = 0; i < ntables; i++) {
+		for (size_t j = 0; j < tables[i].n; j++) {
+			const char *row = (const char *)tables[i].rows +
+			    j * tables[i].size;
+
+			t[n++] = (struct CMUnitTest){
+				.name = *(const char *const *)(const void *)row,
+				.test_func = tables[i].run,
+				.initial_state = (void *)row,
+			};
+		}
+	}
+	for (size_t i = 0; i < nmore; i++)
+		t[n++] = more[i];
+	for (size_t i = 0; i < n; i++)
+		if (!t[i].teardown_func)
+			t[i].teardown_func = forget_all;
+	int r = _cmocka_run_group_tests(name, t, n, NULL, NULL);
+
+	free(t);
+	return r;
+}

@@ -659,35 +659,20 @@ static void test_format_dest(void **state)
 	}
 }
 
-/* Whatever a test left behind (it may have failed half way) goes. */
-static int teardown(void **state)
-{
-	(void)state;
-	fk_env_forget();
-	return 0;
-}
-
 int main(void)
 {
-	enum { NCASES = sizeof(cases) / sizeof(cases[0]) };
-	struct CMUnitTest tests[NCASES + 8];
-	size_t n = 0;
+	const struct fk_table tables[] = {
+		FK_TABLE(cases, run_case),
+	};
+	const struct CMUnitTest more[] = {
+		cmocka_unit_test(test_interrupted_connect_resumes),
+		cmocka_unit_test(test_nonblocking_connect_again),
+		cmocka_unit_test(test_failed_connect_reports_once),
+		cmocka_unit_test(test_safety_net_restored),
+		cmocka_unit_test(test_rule_by_resolved_name),
+		cmocka_unit_test(test_classify),
+		cmocka_unit_test(test_format_dest),
+	};
 
-	for (size_t i = 0; i < NCASES; i++)
-		tests[n++] = (struct CMUnitTest){ .name = cases[i].name,
-			.test_func = run_case, .teardown_func = teardown,
-			.initial_state = (void *)&cases[i] };
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
-	    test_interrupted_connect_resumes, teardown);
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
-	    test_nonblocking_connect_again, teardown);
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
-	    test_failed_connect_reports_once, teardown);
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
-	    test_safety_net_restored, teardown);
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
-	    test_rule_by_resolved_name, teardown);
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_classify);
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_format_dest);
-	return _cmocka_run_group_tests("connect engine", tests, n, NULL, NULL);
+	return FK_RUN("connect engine", tables, more);
 }

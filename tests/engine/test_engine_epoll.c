@@ -181,36 +181,6 @@ static void run_failure(void **state)
 	fk_done();
 }
 
-/* A one-shot registration re-armed by the program goes to the kernel. */
-static void test_oneshot_rearmed(void **state)
-{
-	static const struct fk_step steps[] = {
-		FK_NO_PEER(FD),
-		FK_CONNECT_START(FD),
-		EWAIT_READY(1000, 5, FD, REFUSED_EV),
-		FK_SO_ERROR_IS(FD, ECONNREFUSED),
-		FK_DISSOLVE(FD),
-		EWAIT_READY(-1, 0, FD, REFUSED_EV),
-		FK_STOP,
-	};
-	struct epoll_event ev[4];
-
-	(void)state;
-	fk_script(steps);
-	fk_policy(POLICY("1", "off"));
-	assert_int_equal(add(EPOLLOUT | EPOLLONESHOT), 0);
-	assert_int_equal(fk_connect(FD, true), -EINPROGRESS);
-	assert_int_equal(rs_wait_epoll_wait(EP, ev, 4, -1), 1);
-	rs_connect_take_error(rs_fd_get(FD));
-	assert_int_equal(mod(EPOLLOUT | EPOLLONESHOT), 0);
-	assert_program_reg(EPOLLOUT | EPOLLONESHOT);
-	assert_int_equal(rs_wait_epoll_wait(EP, ev, 4, -1), 1);
-	assert_int_equal(ev[0].events, REFUSED_EV);
-	assert_int_equal(ev[0].data.u64, DATA);
-	assert_true(fk_epoll_reg(EP, FD)->disarmed);
-	fk_done();
-}
-
 /*
  * A connected socket with a read timeout stays tagged: its data is the
  * program's when the kernel reports it, and its timeout is reported as
@@ -440,41 +410,21 @@ static void test_pwait2_and_bad_arguments(void **state)
 	fk_done();
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	fk_env_forget();
-	return 0;
-}
-
 int main(void)
 {
-	enum { NF = sizeof(failures) / sizeof(failures[0]) };
-	struct CMUnitTest tests[NF + 10];
-	size_t n = 0;
+	const struct fk_table tables[] = {
+		FK_TABLE(failures, run_failure),
+	};
+	const struct CMUnitTest more[] = {
+		cmocka_unit_test(test_level_triggered_connect),
+		cmocka_unit_test(test_read_timeout_event),
+		cmocka_unit_test(test_connect_during_plain_wait),
+		cmocka_unit_test(test_mod_and_del_during_attempt),
+		cmocka_unit_test(test_exclusive_registration),
+		cmocka_unit_test(test_close_restores_registration),
+		cmocka_unit_test(test_connected_socket_not_recorded),
+		cmocka_unit_test(test_pwait2_and_bad_arguments),
+	};
 
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
-	    test_level_triggered_connect, teardown);
-	for (size_t i = 0; i < NF; i++)
-		tests[n++] = (struct CMUnitTest){ .name = failures[i].name,
-			.test_func = run_failure, .teardown_func = teardown,
-			.initial_state = (void *)&failures[i] };
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
-	    test_oneshot_rearmed, teardown);
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
-	    test_read_timeout_event, teardown);
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
-	    test_connect_during_plain_wait, teardown);
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
-	    test_mod_and_del_during_attempt, teardown);
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
-	    test_exclusive_registration, teardown);
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
-	    test_close_restores_registration, teardown);
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
-	    test_connected_socket_not_recorded, teardown);
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
-	    test_pwait2_and_bad_arguments, teardown);
-	return _cmocka_run_group_tests("epoll registrations", tests, n, NULL,
-	    NULL);
+	return FK_RUN("epoll registrations", tables, more);
 }

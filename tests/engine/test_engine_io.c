@@ -631,35 +631,19 @@ static void test_dup_flags_read_again(void **state)
 	fk_done();
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	fk_env_forget();
-	return 0;
-}
-
 int main(void)
 {
-	enum { NCASES = sizeof(cases) / sizeof(cases[0]) };
-	struct CMUnitTest tests[NCASES + 6];
-	size_t n = 0;
+	const struct fk_table tables[] = {
+		FK_TABLE(cases, run_case),
+	};
+	const struct CMUnitTest more[] = {
+		cmocka_unit_test(test_read_steps_pending_connect),
+		cmocka_unit_test(test_blocking_read_finishes_connect),
+		cmocka_unit_test(test_read_after_failed_connect),
+		cmocka_unit_test(test_wait_deadline_and_expiry),
+		cmocka_unit_test(test_reused_number_gets_no_timeout),
+		cmocka_unit_test(test_dup_flags_read_again),
+	};
 
-	for (size_t i = 0; i < NCASES; i++)
-		tests[n++] = (struct CMUnitTest){ .name = cases[i].name,
-			.test_func = run_case, .teardown_func = teardown,
-			.initial_state = (void *)&cases[i] };
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
-	    test_read_steps_pending_connect, teardown);
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
-	    test_blocking_read_finishes_connect, teardown);
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
-	    test_read_after_failed_connect, teardown);
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
-	    test_wait_deadline_and_expiry, teardown);
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
-	    test_reused_number_gets_no_timeout, teardown);
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
-	    test_dup_flags_read_again, teardown);
-	return _cmocka_run_group_tests("read/write engine", tests, n, NULL,
-	    NULL);
+	return FK_RUN("read/write engine", tables, more);
 }

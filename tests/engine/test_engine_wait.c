@@ -439,31 +439,17 @@ static void test_select_hangup_in_exceptfds(void **state)
 	fk_done();
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	fk_env_forget();
-	return 0;
-}
-
 int main(void)
 {
-	enum { NCASES = sizeof(cases) / sizeof(cases[0]) };
-	struct CMUnitTest tests[NCASES + 4];
-	size_t n = 0;
+	const struct fk_table tables[] = {
+		FK_TABLE(cases, run_case),
+	};
+	const struct CMUnitTest more[] = {
+		cmocka_unit_test(test_many_involved),
+		cmocka_unit_test(test_ppoll_invalid_timeout),
+		cmocka_unit_test(test_select_bad_descriptor),
+		cmocka_unit_test(test_select_hangup_in_exceptfds),
+	};
 
-	for (size_t i = 0; i < NCASES; i++)
-		tests[n++] = (struct CMUnitTest){ .name = cases[i].name,
-			.test_func = run_case, .teardown_func = teardown,
-			.initial_state = (void *)&cases[i] };
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
-	    test_many_involved, teardown);
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
-	    test_ppoll_invalid_timeout, teardown);
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
-	    test_select_bad_descriptor, teardown);
-	tests[n++] = (struct CMUnitTest)cmocka_unit_test_teardown(
-	    test_select_hangup_in_exceptfds, teardown);
-	return _cmocka_run_group_tests("poll and select", tests, n, NULL,
-	    NULL);
+	return FK_RUN("poll and select", tables, more);
 }
