@@ -22,7 +22,7 @@
 #include "connect.h"
 #include "epolltrack.h"
 #include "fdtable.h"
-#include "init.h"
+#include "runtime.h"
 #include "log.h"
 #include "policy_yaml.h"
 #include "wait.h"
@@ -60,12 +60,12 @@ void fk_advance(int64_t ms)
 
 /* ---- the runtime ---- */
 
-const struct rs_runtime *rs_init(void)
+const struct rs_runtime *rs_runtime_get(void)
 {
 	return &runtime;
 }
 
-const struct rs_runtime *rs_runtime(void)
+const struct rs_runtime *rs_runtime_peek(void)
 {
 	return &runtime;
 }

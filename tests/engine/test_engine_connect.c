@@ -23,6 +23,8 @@
 
 #include "clock.h"
 #include "connect.h"
+#include "connect_step.h"
+#include "dest.h"
 #include "fake.h"
 #include "fdtable.h"
 #include "names.h"
@@ -628,7 +630,7 @@ static void test_format_dest(void **state)
 		  "unix:@abstract" },
 	};
 	static struct rs_fd e;
-	char addr[128], dest[RS_HOST_MAX + 160];
+	struct rs_dest d;
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
@@ -652,10 +654,9 @@ static void test_format_dest(void **state)
 		}
 		snprintf(e.host, sizeof(e.host), "%s",
 		    t[i].host ? t[i].host : "");
-		rs_connect_format_dest(&e, addr, sizeof(addr), dest,
-		    sizeof(dest));
-		assert_string_equal(addr, t[i].addr);
-		assert_string_equal(dest, t[i].dest);
+		rs_dest_format(&e, &d);
+		assert_string_equal(d.addr, t[i].addr);
+		assert_string_equal(d.text, t[i].dest);
 	}
 }
 

@@ -23,10 +23,13 @@
 
 #include "clock.h"
 #include "connect.h"
+#include "connect_step.h"
 #include "epolltrack.h"
+#include "epollwait.h"
 #include "fake.h"
 #include "fdtable.h"
 #include "io.h"
+#include "io_timeout.h"
 #include "wait.h"
 
 #define EP 110		/* the program's epoll instance */

@@ -20,9 +20,11 @@
 
 #include "clock.h"
 #include "connect.h"
+#include "connect_step.h"
 #include "fake.h"
 #include "fdtable.h"
 #include "io.h"
+#include "io_timeout.h"
 
 #define FD 101
 

@@ -21,9 +21,11 @@
 
 #include "clock.h"
 #include "connect.h"
+#include "connect_step.h"
 #include "fake.h"
 #include "fdtable.h"
 #include "io.h"
+#include "io_timeout.h"
 #include "wait.h"
 
 #define FD 102
