@@ -185,6 +185,80 @@ static void run_failure(void **state)
 }
 
 /*
+ * A registration made or re-armed after a connect failed for good: the
+ * next wait reports the failure once, as Linux reports a dead socket to a
+ * new or re-armed registration -- with EPOLLERR while SO_ERROR is unread
+ * (the library's report), without it once the program has read SO_ERROR
+ * (the kernel's report of the dissolved socket).
+ */
+struct late_case {
+	const char *name;
+	uint32_t events;
+	bool rearm;		/* re-armed with MOD after a first report;
+				   else registered after the failure */
+	bool error_read;	/* SO_ERROR read before the registration */
+	uint32_t want;		/* what the next wait reports */
+};
+
+static const struct late_case lates[] = {
+	{ "one-shot re-armed, SO_ERROR unread: the failure again",
+	  EPOLLOUT | EPOLLONESHOT, true, false, REFUSED_EV },
+	{ "one-shot re-armed, SO_ERROR read: the kernel's dead socket",
+	  EPOLLOUT | EPOLLONESHOT, true, true, EPOLLOUT | EPOLLHUP },
+	{ "level-triggered re-armed, SO_ERROR unread: with EPOLLERR",
+	  EPOLLOUT, true, false, REFUSED_EV },
+	{ "edge-triggered re-armed, SO_ERROR unread: the failure again",
+	  EPOLLOUT | EPOLLET, true, false, REFUSED_EV },
+	{ "one-shot registered after the failure: reported",
+	  EPOLLOUT | EPOLLONESHOT, false, false, REFUSED_EV },
+	{ "level-triggered registered after the failure: with EPOLLERR",
+	  EPOLLOUT, false, false, REFUSED_EV },
+};
+
+static void run_late(void **state)
+{
+	const struct late_case *c = *state;
+	struct fk_step steps[] = {
+		FK_NO_PEER(FD),
+		FK_CONNECT_START(FD),
+		FK_SO_ERROR_IS(FD, ECONNREFUSED),
+		FK_DISSOLVE(FD),
+		/* The first report, when re-arming: the library's. */
+		EWAIT_QUIET(0),
+		/* The kernel, asked, finds the dissolved socket. */
+		{ .fn = FK_EPOLL_PWAIT, .fd = EP, .advance_ms = 1,
+		  .ready = { { FD, EPOLLOUT | EPOLLHUP } } },
+		FK_STOP,
+	};
+	struct epoll_event ev[4];
+
+	if (!c->rearm) {
+		/* No first registration and no first wait. */
+		memmove(steps, steps + 1, 3 * sizeof(steps[0]));
+		memmove(steps + 3, steps + 5, 2 * sizeof(steps[0]));
+	}
+	fk_script(steps);
+	fk_policy(POLICY("1", "off"));
+	if (c->rearm)
+		assert_int_equal(add(c->events), 0);
+	assert_int_equal(fk_connect(FD, true), -EINPROGRESS);
+	rs_connect_step(FD, rs_fd_get(FD), 1, rs_clock_now_ms());
+	if (c->rearm) {
+		/* The first report, as the failure happened. */
+		assert_int_equal(rs_wait_epoll_wait(EP, ev, 4, -1), 1);
+		assert_int_equal(ev[0].events, REFUSED_EV);
+	}
+	if (c->error_read)
+		assert_int_equal(rs_connect_take_error(rs_fd_get(FD)),
+		    ECONNREFUSED);
+	assert_int_equal(c->rearm ? mod(c->events) : add(c->events), 0);
+	assert_int_equal(rs_wait_epoll_wait(EP, ev, 4, -1), 1);
+	assert_int_equal(ev[0].events, c->want);
+	assert_int_equal(ev[0].data.u64, DATA);
+	fk_done();
+}
+
+/*
  * A connected socket with a read timeout stays tagged: its data is the
  * program's when the kernel reports it, and its timeout is reported as
  * EPOLLIN, after which the read says ETIMEDOUT.
@@ -417,6 +491,7 @@ int main(void)
 {
 	const struct fk_table tables[] = {
 		FK_TABLE(failures, run_failure),
+		FK_TABLE(lates, run_late),
 	};
 	const struct CMUnitTest more[] = {
 		cmocka_unit_test(test_level_triggered_connect),
