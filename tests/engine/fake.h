@@ -117,6 +117,24 @@ struct fk_step {
 #define FK_PPOLL_EINTR(a) \
 	{ .fn = FK_PPOLL, .fd = -1, .err = EINTR, .advance_ms = (a) }
 
+/*
+ * A policy for the tests, as YAML text: connect_timeout 1s, backoff 100 ms
+ * then 200 ms (no jitter), a per-process retry budget; attempts and the
+ * read and write timeouts as given ("3", "500ms", "off").
+ */
+#define FK_POLICY(att, rt, wt)                                          \
+	"version: 1\n"                                                  \
+	"defaults:\n"                                                   \
+	"  connect_timeout: 1s\n"                                       \
+	"  read_timeout: " rt "\n"                                      \
+	"  write_timeout: " wt "\n"                                     \
+	"  attempts: " att "\n"                                         \
+	"  backoff:\n"                                                  \
+	"    base: 100ms\n"                                             \
+	"    jitter: none\n"                                            \
+	"  retry_budget:\n"                                             \
+	"    scope: process\n"
+
 /* Sets the script (terminated by FK_END); resets model, clock, counters. */
 void fk_script(const struct fk_step *steps);
 

@@ -38,17 +38,7 @@
 
 #define REFUSED_EV (EPOLLOUT | EPOLLERR | EPOLLHUP)
 
-#define POLICY(att, rt)                                                 \
-	"version: 1\n"                                                  \
-	"defaults:\n"                                                   \
-	"  connect_timeout: 1s\n"                                       \
-	"  read_timeout: " rt "\n"                                      \
-	"  attempts: " att "\n"                                         \
-	"  backoff:\n"                                                  \
-	"    base: 100ms\n"                                             \
-	"    jitter: none\n"                                            \
-	"  retry_budget:\n"                                             \
-	"    scope: process\n"
+#define POLICY(att, rt) FK_POLICY(att, rt, "off")
 
 /* An epoll wait on EP with timeout t that finds f ready with ev after a. */
 #define EWAIT_READY(t, a, f, ev) \

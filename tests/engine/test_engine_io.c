@@ -28,19 +28,7 @@
 
 #define FD 101
 
-/* A policy with these read and write timeouts. */
-#define POLICY(rt, wt)                                                  \
-	"version: 1\n"                                                  \
-	"defaults:\n"                                                   \
-	"  connect_timeout: 1s\n"                                       \
-	"  read_timeout: " rt "\n"                                      \
-	"  write_timeout: " wt "\n"                                     \
-	"  attempts: 3\n"                                               \
-	"  backoff:\n"                                                  \
-	"    base: 100ms\n"                                             \
-	"    jitter: none\n"                                            \
-	"  retry_budget:\n"                                             \
-	"    scope: process\n"
+#define POLICY(rt, wt) FK_POLICY("3", rt, wt)
 
 enum op {
 	OP_READ, OP_READV, OP_RECV, OP_RECVFROM, OP_RECVMSG, OP_RECVMMSG,

@@ -33,19 +33,7 @@
 
 #define REFUSED_EV (POLLOUT | POLLERR | POLLHUP)
 
-/* Connect timeout 1s, backoff 100 ms, 200 ms; read and write timeouts. */
-#define POLICY(att, rt, wt)                                             \
-	"version: 1\n"                                                  \
-	"defaults:\n"                                                   \
-	"  connect_timeout: 1s\n"                                       \
-	"  read_timeout: " rt "\n"                                      \
-	"  write_timeout: " wt "\n"                                     \
-	"  attempts: " att "\n"                                         \
-	"  backoff:\n"                                                  \
-	"    base: 100ms\n"                                             \
-	"    jitter: none\n"                                            \
-	"  retry_budget:\n"                                             \
-	"    scope: process\n"
+#define POLICY(att, rt, wt) FK_POLICY(att, rt, wt)
 
 /* How a case's socket starts out before its wait. */
 enum start {
