@@ -4,7 +4,7 @@
  * The engine tests link every preload object except the boundary, the
  * real-call table and start-up; these fakes take their place:
  *
- *   - rs_real_*() (fake_real.c): calls that decide what an engine does
+ *   - rs_real_*() (fake_real.c, fake_wait.c, fake_script.c): calls that decide what an engine does
  *     next -- connect, the waits, getsockopt(SO_ERROR), getpeername and the
  *     transfers -- follow a script of expected steps, each checked for its
  *     descriptor and, where given, its timeout, flags and length.  Calls
@@ -209,6 +209,10 @@ unsigned fk_stat(enum rs_stat k);
 /* A stream socket address on 127.0.0.1:port, for connect(). */
 void fk_addr(struct sockaddr_storage *ss, socklen_t *len, unsigned port);
 
+/* A unix socket address for path ("@name": abstract, no terminator). */
+void fk_unix_addr(struct sockaddr_storage *ss, socklen_t *len,
+    const char *path);
+
 /*
  * Makes fd a managed socket connected now to 127.0.0.1:5432 under the
  * defaults of p, as a finished connect leaves it.  Returns its entry.
@@ -250,9 +254,8 @@ struct CMUnitTest;
 int fk_run_group(const char *name, const struct fk_table *tables,
     size_t ntables, const struct CMUnitTest *more, size_t nmore);
 
-/* For fake_real.c: resets (forgets) the environment's part of a test. */
+/* For fake_script.c: resets (forgets) the environment's part of a test. */
 void fk_env_reset(void);
 void fk_env_forget(void);
-void fk_real_reset(void);
 
 #endif /* RS_TEST_FAKE_H */

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -213,6 +214,22 @@ void fk_addr(struct sockaddr_storage *ss, socklen_t *len, unsigned port)
 	in->sin_port = htons((uint16_t)port);
 	in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	*len = sizeof(*in);
+}
+
+void fk_unix_addr(struct sockaddr_storage *ss, socklen_t *len,
+    const char *path)
+{
+	struct sockaddr_un *un = (struct sockaddr_un *)(void *)ss;
+	size_t n = strlen(path);
+
+	memset(ss, 0, sizeof(*ss));
+	un->sun_family = AF_UNIX;
+	snprintf(un->sun_path, sizeof(un->sun_path), "%s", path);
+	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + 1);
+	if (path[0] == '@') {
+		un->sun_path[0] = '\0';
+		(*len)--;
+	}
 }
 
 struct rs_fd *fk_connected(int fd, const struct rs_policy *p,
