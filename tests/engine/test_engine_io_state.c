@@ -17,7 +17,6 @@
 #include <cmocka.h>
 
 #include "clock.h"
-#include "connect.h"
 #include "fake.h"
 #include "fdtable.h"
 #include "io.h"
@@ -40,17 +39,12 @@ static void test_read_steps_pending_connect(void **state)
 		{ .fn = FK_READ, .fd = FD, .data = "hi", .ret = -1 },
 		FK_STOP,
 	};
-	struct sockaddr_storage ss;
-	socklen_t len;
 	char buf[8] = { 0 };
 
 	(void)state;
 	fk_script(steps);
 	fk_policy(POLICY_RW);
-	fk_sock(FD)->flags = O_RDWR | O_NONBLOCK;
-	fk_addr(&ss, &len, 5432);
-	assert_int_equal(rs_connect(FD, (struct sockaddr *)&ss, len),
-	    -EINPROGRESS);
+	assert_int_equal(fk_connect(FD, true), -EINPROGRESS);
 	struct rs_fd *e = rs_fd_get(FD);
 
 	assert_int_equal(rs_io_read(e, FD, buf, sizeof(buf)), -EAGAIN);
@@ -75,16 +69,13 @@ static void test_blocking_read_finishes_connect(void **state)
 		{ .fn = FK_RECV, .fd = FD, .data = "data", .ret = -1 },
 		FK_STOP,
 	};
-	struct sockaddr_storage ss;
-	socklen_t len;
 	char buf[8] = { 0 };
 
 	(void)state;
 	fk_script(steps);
 	fk_policy(POLICY_RW);
 	fk_handler(FK_PLAIN_HANDLER);
-	fk_addr(&ss, &len, 5432);
-	assert_int_equal(rs_connect(FD, (struct sockaddr *)&ss, len), -EINTR);
+	assert_int_equal(fk_connect(FD, false), -EINTR);
 	struct rs_fd *e = rs_fd_get(FD);
 
 	assert_int_equal(rs_io_read(e, FD, buf, sizeof(buf)), 4);
@@ -104,17 +95,12 @@ static void test_read_after_failed_connect(void **state)
 		FK_DISSOLVE(FD),
 		FK_STOP,
 	};
-	struct sockaddr_storage ss;
-	socklen_t len;
 	char buf[8];
 
 	(void)state;
 	fk_script(steps);
 	fk_policy(FK_POLICY("1", "500ms", "off"));
-	fk_sock(FD)->flags = O_RDWR | O_NONBLOCK;
-	fk_addr(&ss, &len, 5432);
-	assert_int_equal(rs_connect(FD, (struct sockaddr *)&ss, len),
-	    -EINPROGRESS);
+	assert_int_equal(fk_connect(FD, true), -EINPROGRESS);
 	struct rs_fd *e = rs_fd_get(FD);
 
 	assert_int_equal(rs_io_read(e, FD, buf, sizeof(buf)), -EHOSTUNREACH);
