@@ -366,6 +366,8 @@ size_t rs_http_feed(struct rs_http *h, enum rs_http_dir dir, const char *p,
 	in_head = dir == RS_HTTP_REQ && (!h->req.head_done || h->req.done);
 	h->event = RS_HTTP_EV_NONE;
 	n = execute(h, dir, p, len);
+	if (h->pass && dir == RS_HTTP_RES)
+		h->pass_res = true;
 	if (dir == RS_HTTP_REQ && !h->pass) {
 		keep(h, p, n, in_head);
 		h->req_seen += n;
@@ -391,7 +393,31 @@ enum rs_http_event rs_http_eof(struct rs_http *h, enum rs_http_dir dir)
 	if ((e == HPE_OK || e == HPE_PAUSED) && *done)
 		return RS_HTTP_EV_END;
 	rs_http_pass(h, RS_HTTP_WHY_MALFORMED);
+	h->pass_res = dir == RS_HTTP_RES;
 	return RS_HTTP_EV_PASS;
+}
+
+/* Whether the request was fed whole and kept whole. */
+static bool kept_whole(const struct rs_http *h)
+{
+	return h->cfg.keep && h->req.done && h->cfg.max_replay > 0 &&
+	    (long)h->kept_len == (long)h->req_seen + h->kept_delta;
+}
+
+int rs_http_rewind(struct rs_http *h)
+{
+	if (!kept_whole(h) || (h->pass && !h->pass_res))
+		return -EINVAL;
+	h->pass = false;
+	h->pass_res = false;
+	h->why = RS_HTTP_WHY_NONE;
+	llhttp_reset(&h->parser[RS_HTTP_RES]);
+	h->parser[RS_HTTP_RES].data = h;
+	memset(&h->res, 0, sizeof(h->res));
+	h->field_len = 0;
+	h->value = NULL;
+	h->replays++;
+	return 0;
 }
 
 bool rs_http_idempotent(const struct rs_http *h)
@@ -411,10 +437,7 @@ bool rs_http_idempotent(const struct rs_http *h)
 
 bool rs_http_replayable(const struct rs_http *h)
 {
-	if (h->pass || !h->cfg.keep || !h->req.done)
-		return false;
-	if (h->cfg.max_replay == 0 ||
-	    (long)h->kept_len != (long)h->req_seen + h->kept_delta)
+	if (h->pass || !kept_whole(h))
 		return false;
 	return rs_http_idempotent(h) || h->req.idempotency_key;
 }

@@ -112,6 +112,7 @@ struct rs_http {
 	struct rs_http_request req;
 	struct rs_http_response res;
 	bool pass;		/* gave up: pass-through for good */
+	bool pass_res;		/* ... because of a response's bytes */
 	enum rs_http_why why;
 	enum rs_http_event event;	/* set by the callbacks of one feed */
 	/* Header capture (both directions share it: one header at a time). */
@@ -130,6 +131,7 @@ struct rs_http {
 	long kept_delta;	/* bytes head edits added to the copy */
 	uint64_t requests;	/* complete requests seen on the connection */
 	uint64_t responses;	/* complete responses seen */
+	uint64_t replays;	/* rs_http_rewind() calls */
 };
 
 /*
@@ -186,6 +188,15 @@ bool rs_http_idempotent(const struct rs_http *h);
  * max_replay), and idempotent or carrying an Idempotency-Key.
  */
 bool rs_http_replayable(const struct rs_http *h);
+
+/*
+ * The response to the current request was abandoned (consumed and not
+ * shown, or cut off) and the kept request is to be sent again, on this
+ * connection or a new one: forgets the response side, including a
+ * pass-through that its bytes caused.  Returns 0, or -EINVAL when the
+ * request is not kept whole or the tracker gave up on a request.
+ */
+int rs_http_rewind(struct rs_http *h);
 
 /*
  * The kept bytes of the current request, *len of them; NULL when nothing
