@@ -164,6 +164,7 @@ static int request_head(llhttp_t *p, struct rs_http *h)
 	h->req.method = p->method;
 	h->req.major = p->http_major;
 	h->req.minor = p->http_minor;
+	h->req.keep_alive = llhttp_should_keep_alive(p);
 	h->req.head_done = true;
 	h->req.done = !has_body(p);
 	return 0;

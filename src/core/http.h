@@ -89,6 +89,7 @@ struct rs_http_request {
 	bool done;		/* the whole request was seen */
 	bool idempotency_key;	/* carries an Idempotency-Key header */
 	bool expect_continue;	/* Expect: 100-continue (then passed) */
+	bool keep_alive;	/* the client lets the connection live on */
 	bool has_watch;		/* carries the watch header ... */
 	char watch[RS_HTTP_VALUE_MAX];	/* ... with this value (cut) */
 	char target[RS_HTTP_TARGET_MAX];

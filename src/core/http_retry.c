@@ -141,7 +141,9 @@ static enum rs_hr_verdict head(struct rs_hr *r, int64_t now_epoch_ms)
 			return show(r, true);
 		r->wait_ms = ms;
 	}
-	r->reconnect = !s->keep_alive || s->until_close;
+	/* Connection: close from either side ends the connection. */
+	r->reconnect = !s->keep_alive || s->until_close ||
+	    !r->t.req.keep_alive;
 	return RS_HR_RETRY;
 }
 

@@ -208,6 +208,12 @@ static void test_reconnect(void **state)
 	assert_non_null(rs_hr_resend(&r, &len));
 	assert_int_equal(judge(&r, ok), RS_HR_SHOW);
 	rs_hr_free(&r);
+	/* A request that said Connection: close is not followed by another. */
+	rs_hr_init(&r, &s, NULL);
+	write_all(&r, "GET / HTTP/1.1\r\nConnection: close\r\n\r\n");
+	assert_int_equal(judge(&r, busy), RS_HR_RETRY);
+	assert_true(r.reconnect);
+	rs_hr_free(&r);
 }
 
 static void test_partial_and_delivered(void **state)
