@@ -53,7 +53,12 @@ enum rs_key {
 	RS_KEY_RETRY_BUDGET_WINDOW = 1u << 12,
 	RS_KEY_RETRY_BUDGET_SCOPE = 1u << 13,
 	RS_KEY_PASSTHROUGH = 1u << 14,
-	RS_KEY_HTTP = 1u << 15,		/* the whole `http:` block */
+	RS_KEY_HTTP = 1u << 15,		/* `http:` (a mapping, or off) */
+	RS_KEY_HTTP_STATUS = 1u << 16,
+	RS_KEY_HTTP_ATTEMPTS = 1u << 17,
+	RS_KEY_HTTP_RETRY_AFTER_CAP = 1u << 18,
+	RS_KEY_HTTP_MAX_REPLAY = 1u << 19,
+	RS_KEY_HTTP_IDEMPOTENCY_KEY = 1u << 20,
 };
 
 /* The effective settings for one destination. */

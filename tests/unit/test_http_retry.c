@@ -129,7 +129,7 @@ static void test_inject(void **state)
 	char copy[256];
 
 	(void)state;
-	s.inject_key = true;
+	s.idempotency_key = RS_HTTP_KEY_INJECT;
 	rs_hr_init(&r, &s, NULL);
 	/* The head arrives in two writes; nothing is sent until it is whole. */
 	assert_true(rs_hr_holding(&r));
