@@ -161,6 +161,7 @@ $(B)/bench/%: bench/%.c
 bench: all $(BENCH_BIN) $(B)/itests/peer ## benchmarks: figures with and without the library, as ratios
 	$(Q)if [ -x scripts/bench.sh ]; then scripts/bench.sh; fi
 	$(Q)scripts/bench-sidecar.sh
+	$(Q)scripts/bench-http.sh
 
 asan: ## the whole test suite under ASan+UBSan
 	$(Q)$(MAKE) --no-print-directory B=build-asan OPT="-O1 -g" \
@@ -171,7 +172,7 @@ asan: ## the whole test suite under ASan+UBSan
 valgrind: all tests ## the unit tests under valgrind
 	$(Q)RS_VALGRIND=1 scripts/run-tests.sh unit
 
-fuzz: ## libFuzzer: policy loader and match grammar, FUZZ_SECONDS each (60)
+fuzz: ## libFuzzer: policy loader, match grammar, HTTP tracker; FUZZ_SECONDS each (60)
 	$(Q)B=$(B) FUZZ_SECONDS=$(or $(FUZZ_SECONDS),60) scripts/fuzz.sh
 
 install: all ## install under $(DESTDIR)$(PREFIX)

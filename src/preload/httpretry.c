@@ -27,6 +27,7 @@
 #include "log.h"
 #include "real.h"
 #include "rng.h"
+#include "sigrestart.h"
 #include "runtime.h"
 #include "stats.h"
 
@@ -157,14 +158,6 @@ static int send_all(struct rs_fd *e, int fd, const char *p, size_t n)
 	}
 	rs_fd_touch(e, rs_clock_now_ms());
 	return 0;
-}
-
-/* Whether the program set O_NONBLOCK (asked only when it matters). */
-static bool nonblocking(int fd)
-{
-	int fl = rs_real_fcntl(fd, F_GETFL, 0);
-
-	return fl >= 0 && (fl & O_NONBLOCK);
 }
 
 /*
@@ -388,28 +381,32 @@ static int resend(struct rs_fd *e, struct rs_hconn *h, int fd, int64_t wait)
 static int judge(struct rs_fd *e, struct rs_hconn *h, int fd, bool may_fail,
     bool dontwait)
 {
+	int64_t until = read_until(e), wait;
+	/* A blocking socket with no time limit blocks in the peek itself. */
+	bool block = !dontwait && !e->nonblocking && until == RS_NEVER;
 	ssize_t n = rs_real_recv(fd, h->buf, sizeof(h->buf),
-	    MSG_PEEK | MSG_DONTWAIT);
+	    MSG_PEEK | (block ? 0 : MSG_DONTWAIT));
 	enum rs_hr_verdict v;
-	int64_t wait;
 	int r;
 
 	if (n < 0 && errno == EINTR)
-		return 0;
+		return rs_signals_restart() ? 0 : -EINTR;
+	if (n < 0 && block && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return may_fail ? -EAGAIN : 0;	/* the program's SO_RCVTIMEO */
 	if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
 		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);	/* the read says why */
 		return 1;
 	}
 	if (n < 0) {
-		if (may_fail && (dontwait || nonblocking(fd)))
+		if (may_fail && (dontwait || e->nonblocking))
 			return -EAGAIN;
-		r = wait_fd(fd, POLLIN, read_until(e));
+		r = wait_fd(fd, POLLIN, until);
 		return r == 0 ? -ETIMEDOUT : r < 0 ? r : 0;
 	}
 	v = rs_hr_judge(&h->m, h->buf, (size_t)n, n == sizeof(h->buf),
 	    n == 0, rs_clock_epoch_ms());
 	if (v == RS_HR_MORE) {
-		r = wait_more(fd, (size_t)n, read_until(e));
+		r = wait_more(fd, (size_t)n, until);
 		return r == 0 ? -ETIMEDOUT : r < 0 ? r : 0;
 	}
 	if (v == RS_HR_SHOW) {
