@@ -262,3 +262,14 @@ void rs_hr_read(struct rs_hr *r, const char *p, size_t n)
 	if (r->phase == RS_HR_DELIVER && r->t.res.done && r->judged == 0)
 		r->phase = RS_HR_IDLE;
 }
+
+bool rs_hr_lost(struct rs_hr *r)
+{
+	if (r->phase != RS_HR_AWAIT || r->attempt < 2 || r->judged > 0 ||
+	    r->delivered || r->t.res.status != 0)
+		return false;
+	r->attempt--;
+	r->reconnect = true;
+	r->phase = RS_HR_WAIT;
+	return true;
+}

@@ -355,6 +355,7 @@ static int resend(struct rs_fd *e, struct rs_hconn *h, int fd, int64_t wait)
 
 	if (wait > 0)
 		wait_fd(-1, 0, rs_clock_now_ms() + wait);
+	h->reused = !h->m.reconnect;
 	if (h->m.reconnect) {
 		r = reconnect(e, fd);
 		if (r < 0) {
@@ -367,6 +368,12 @@ static int resend(struct rs_fd *e, struct rs_hconn *h, int fd, int64_t wait)
 	if (p == NULL)
 		return -ECONNRESET;
 	r = send_all(e, fd, p, len);
+	/* The server closed the idle connection: once more, on a new one. */
+	if (h->reused && (r == -EPIPE || r == -ECONNRESET) &&
+	    rs_hr_lost(&h->m)) {
+		h->reused = false;
+		return resend(e, h, fd, 0);
+	}
 	if (r < 0)
 		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
 	return r;
@@ -393,6 +400,8 @@ static int judge(struct rs_fd *e, struct rs_hconn *h, int fd, bool may_fail,
 		return rs_signals_restart() ? 0 : -EINTR;
 	if (n < 0 && block && (errno == EAGAIN || errno == EWOULDBLOCK))
 		return may_fail ? -EAGAIN : 0;	/* the program's SO_RCVTIMEO */
+	if (n < 0 && errno == ECONNRESET && h->reused)
+		n = 0;	/* a reset idle connection: as an end of file */
 	if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
 		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);	/* the read says why */
 		return 1;
@@ -402,6 +411,11 @@ static int judge(struct rs_fd *e, struct rs_hconn *h, int fd, bool may_fail,
 			return -EAGAIN;
 		r = wait_fd(fd, POLLIN, until);
 		return r == 0 ? -ETIMEDOUT : r < 0 ? r : 0;
+	}
+	/* A resent request on a connection the server closed meanwhile. */
+	if (n == 0 && h->reused && rs_hr_lost(&h->m)) {
+		h->reused = false;
+		return resend(e, h, fd, 0) < 0 ? -ECONNRESET : 1;
 	}
 	v = rs_hr_judge(&h->m, h->buf, (size_t)n, n == sizeof(h->buf),
 	    n == 0, rs_clock_epoch_ms());

@@ -37,6 +37,7 @@ struct rs_hconn {
 	int busy;			/* a thread is inside (atomic) */
 	bool conflict;			/* another one came meanwhile */
 	bool orphan;			/* its descriptor is no longer managed */
+	bool reused;			/* the last resend reused the connection */
 	char buf[RS_HCONN_PEEK];
 };
 

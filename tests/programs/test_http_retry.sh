@@ -136,6 +136,8 @@ curl_case "429 without Retry-After, chunked: the backoff" \
 	"/t/a429-$S/429/2/-/ka/chunked" 0 3 50 $((1000 + SLACK))
 curl_case "503, Connection: close: a new connection each time" \
 	"/t/close-$S/503/2/1/close/cl" 0 3 2000 $((2000 + SLACK))
+curl_case "503 on keep-alive, then the server drops the connection" \
+	"/t/drop-$S/503/2/1/drop/cl" 0 3 2000 $((2000 + SLACK))
 curl_case "503 with a body until close" \
 	"/t/eof-$S/503/1/1/close/eof" 0 2 1000 $((1000 + SLACK))
 curl_case "404 is not retried" "/t/nf-$S/404/5/-/ka/cl" 22 1 0 $SLACK
