@@ -208,6 +208,7 @@ static void log_http(const struct rs_fd *e, const struct rs_hconn *h,
 	const struct rs_http_response *res = &h->m.t.res;
 	const char *method = rs_http_method_name(h->m.t.req.method);
 	char dest[RS_HOST_MAX + 16], target[RS_HTTP_TARGET_MAX], extra[512];
+	char after[RS_HTTP_VALUE_MAX];
 	struct rs_dest d;
 	struct rs_log_fields f;
 
@@ -221,10 +222,11 @@ static void log_http(const struct rs_fd *e, const struct rs_hconn *h,
 	f.wait_ms = wait_ms;
 	f.json_extra = extra;
 	json_safe(target, sizeof(target), h->m.t.req.target);
+	json_safe(after, sizeof(after), res->retry_after);
 	snprintf(extra, sizeof(extra), "\"status\":%u,\"method\":\"%s\","
 	    "\"target\":\"%s\",\"retry_after\":%s%s%s", res->status, method,
 	    target, res->has_retry_after ? "\"" : "null",
-	    res->has_retry_after ? res->retry_after : "",
+	    res->has_retry_after ? after : "",
 	    res->has_retry_after ? "\"" : "");
 	rs_log(level, &f, "http %u from %s %s %s attempt %u/%u; %s",
 	    res->status, dest, method, h->m.t.req.target, h->m.attempt,
@@ -485,24 +487,26 @@ ssize_t rs_hconn_write(struct rs_hconn *h, struct rs_fd *e, int fd,
 	return (ssize_t)held + k;
 }
 
-void rs_hconn_sent_iov(struct rs_hconn *h, const struct iovec *iov, int cnt,
-    size_t n)
+/* Feeds the first n bytes that iov[0..cnt) held, buffer by buffer. */
+static void each_iov(struct rs_hconn *h, const struct iovec *iov, int cnt,
+    size_t n, void (*feed)(struct rs_hr *, const char *, size_t))
 {
 	for (int i = 0; i < cnt && n > 0; i++) {
 		size_t k = iov[i].iov_len < n ? iov[i].iov_len : n;
 
-		rs_hr_sent(&h->m, iov[i].iov_base, k);
+		feed(&h->m, iov[i].iov_base, k);
 		n -= k;
 	}
+}
+
+void rs_hconn_sent_iov(struct rs_hconn *h, const struct iovec *iov, int cnt,
+    size_t n)
+{
+	each_iov(h, iov, cnt, n, rs_hr_sent);
 }
 
 void rs_hconn_read_iov(struct rs_hconn *h, const struct iovec *iov, int cnt,
     size_t n)
 {
-	for (int i = 0; i < cnt && n > 0; i++) {
-		size_t k = iov[i].iov_len < n ? iov[i].iov_len : n;
-
-		rs_hr_read(&h->m, iov[i].iov_base, k);
-		n -= k;
-	}
+	each_iov(h, iov, cnt, n, rs_hr_read);
 }
