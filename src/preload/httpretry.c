@@ -400,8 +400,9 @@ static int judge(struct rs_fd *e, struct rs_hconn *h, int fd, bool may_fail,
 
 	if (n < 0 && errno == EINTR)
 		return rs_signals_restart() ? 0 : -EINTR;
+	/* The program's own SO_RCVTIMEO ended the wait: its timeout. */
 	if (n < 0 && block && (errno == EAGAIN || errno == EWOULDBLOCK))
-		return may_fail ? -EAGAIN : 0;	/* the program's SO_RCVTIMEO */
+		return -EAGAIN;
 	if (n < 0 && errno == ECONNRESET && h->reused)
 		n = 0;	/* a reset idle connection: as an end of file */
 	if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
