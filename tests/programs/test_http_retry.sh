@@ -11,7 +11,8 @@
 # count).  Then, with curl and raw sockets: 429 with the backoff,
 # Connection: close and until-close bodies (a reconnect), chunked bodies,
 # 404 and 400 never retried, a Retry-After above the cap handed over at
-# once, a POST never sent twice, a POST replayed with one injected key,
+# once, the process deadline and a spent retry budget handing the response
+# over, a POST never sent twice, a POST replayed with one injected key,
 # pipelining and Expect: 100-continue passed through, a 200 MB download
 # byte-identical.  Missing clients (java, php, node) are SKIPPED cases.
 set -u
@@ -167,6 +168,39 @@ curl_case "a POST with its own Idempotency-Key is retried" \
 curl_case "Expect: 100-continue passes through" \
 	"/t/cont-$S/503/2/1/ka/cl" 22 1 0 $SLACK -d x=1 \
 	-H "Expect: 100-continue"
+
+# The process deadline: the second wait would end after it, so the second
+# 503 goes to the program at once, a little after the first retry.
+start=$(now_ms)
+timeout 30 env LD_PRELOAD="$LIB" RESOLUTE_POLICY="$tmp/policy.yaml" \
+	RESOLUTE_DEADLINE=$((start + 1500)) curl -s -f \
+	"$base/t/dl-$S/503/2/1/ka/cl" >"$tmp/out" 2>&1
+rc=$?
+ms=$(($(now_ms) - start))
+n=$(stat "dl-$S" count)
+if [ $rc -eq 22 ] && [ "$n" = 2 ] && [ $ms -ge 1000 ] &&
+    [ $ms -lt $((1500 + SLACK)) ] && grep -q 'giving up (deadline)' "$tmp/out"; then
+	ok "RESOLUTE_DEADLINE: exit 22, $n requests, $ms ms, gave up at the deadline"
+else
+	bad "RESOLUTE_DEADLINE: exit $rc, $n requests, $ms ms"
+fi
+
+# A spent retry budget hands the 503 over at once.
+cat >"$tmp/nobudget.yaml" <<'EOF2'
+version: 1
+hosts:
+  - match: 127.0.0.1
+    retry_budget: { ratio: 0, min_per_second: 0, scope: process }
+    http: {}
+EOF2
+run "$tmp/nobudget.yaml" curl -s -f "$base/t/bud-$S/503/2/1/ka/cl"
+n=$(stat "bud-$S" count)
+if [ $rc -eq 22 ] && [ "$n" = 1 ] && [ $ms -lt 1000 ] &&
+    grep -q 'giving up (budget_exhausted)' "$tmp/out"; then
+	ok "retry budget spent: exit 22, $n request, $ms ms"
+else
+	bad "retry budget spent: exit $rc, $n requests, $ms ms"
+fi
 
 # POST under idempotency_key: inject: one key, a UUID v4, on every try.
 run "$tmp/inject.yaml" curl -s -f -d x=1 "$base/t/inj-$S/503/2/1/ka/cl"
