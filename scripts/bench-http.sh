@@ -43,12 +43,14 @@ series() {
 	echo "$name $(median <"$tmp/bare") $(median <"$tmp/off") $(median <"$tmp/on")"
 }
 
+# The peer is started here, not in the pipeline's subshell, so that the
+# trap can stop it.
+"$B/itests/peer" http -b 64 -l 600000 >"$tmp/port" &
+peer=$!
+i=0
+while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 {
 	series "keep-alive GET (ns/request)" 2 "$B/bench/http_ka" "$COUNT"
-	"$B/itests/peer" http -b 64 -l 600000 >"$tmp/port" &
-	peer=$!
-	i=0
-	while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 	series "fresh connection (us p50)" 1 "$B/bench/http_rr" 127.0.0.1 \
 		"$(cat "$tmp/port")" 3000
 } | awk '
