@@ -87,6 +87,19 @@ bare() {
 	ms=$(($(now_ms) - start))
 }
 
+# resolute explain shows the rule's HTTP settings.
+CLI=${RS_CLI:-$B/resolute}
+if [ -x "$CLI" ]; then
+	"$CLI" explain --policy "$tmp/policy.yaml" 127.0.0.1:80 >"$tmp/out" 2>&1
+	if grep -Eq '^  http.retry_on_status +429, 503 +\(rule\)' "$tmp/out" &&
+	    grep -Eq '^  http.retry_after_cap +5s +\(rule\)' "$tmp/out" &&
+	    grep -Eq '^  http.idempotency_key +off +\(defaults\)' "$tmp/out"; then
+		ok "resolute explain shows the http settings and where they come from"
+	else
+		bad "resolute explain does not show the http settings"
+	fi
+fi
+
 # client NAME: 503 x2 with Retry-After: 1, then 200.
 client() {
 	name=$1
