@@ -34,6 +34,9 @@ int rs_cmd_stats(int argc, char **argv);
  * defaults) with settings s under policy p: the formula, the shared
  * segment and its current window, when there is one.
  */
+/* explain: prints the rule's `http:` settings (explain_http.c). */
+void rs_cli_explain_http(const struct rs_rule *r, const struct rs_settings *s);
+
 void rs_cli_budget_live(const struct rs_policy *p, const struct rs_rule *r,
     const struct rs_settings *s);
 
