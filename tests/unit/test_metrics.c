@@ -25,33 +25,8 @@
 #include "shm.h"
 #include "stats.h"
 
-static char seg[128];
-
-static int seg_setup(void **state)
-{
-	(void)state;
-	snprintf(seg, sizeof(seg), RS_SHM_DIR "/resolute-test-metrics-%d",
-	    (int)getpid());
-	unlink(seg);
-	return 0;
-}
-
-static int seg_teardown(void **state)
-{
-	(void)state;
-	unlink(seg);
-	return 0;
-}
-
-static struct rs_rule mkrule(const char *text, unsigned line)
-{
-	struct rs_rule r;
-
-	memset(&r, 0, sizeof(r));
-	r.match.text = (char *)text;
-	r.line = line;
-	return r;
-}
+/* The segment tests use their own file under /dev/shm. */
+#include "unit/segment_fixture.h"
 
 static void test_metric_slots(void **state)
 {
