@@ -212,9 +212,9 @@ int rs_cmd_stats(int argc, char **argv)
 	else
 		rs_report_write(stdout, &c.r, o.format);
 	if (c.other)
-		fprintf(stderr, "resolute: note: %d segment%s of another layout "
-		    "(another version of resolute) not shown\n", c.other,
-		    c.other == 1 ? "" : "s");
+		fprintf(stderr, "resolute: note: %d segment%s of another "
+		    "layout (another version of resolute) not shown\n",
+		    c.other, c.other == 1 ? "" : "s");
 	for (size_t i = 0; i < c.r.n; i++)
 		rs_shm_detach((struct rs_shm_table *)c.r.segs[i].t);
 	free(c.r.segs);

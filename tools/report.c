@@ -165,6 +165,21 @@ static void json(FILE *f, const struct rs_report *r)
 	fputs("]}\n", f);
 }
 
+/*
+ * One sample.  The strings are copied out of the segment within their
+ * fields first, so that a field without a NUL ends at its bound.
+ */
+static void prom_sample(FILE *f, const char *name,
+    const struct rs_shm_table *t, const struct rs_shm_metric *m, int k)
+{
+	char policy[RS_SHM_POLICY_MAX + 1], rule[RS_SHM_LABEL_MAX + 1];
+	const char *labels[] = { "policy", policy, "rule", rule };
+
+	snprintf(policy, sizeof(policy), "%.*s", RS_SHM_POLICY_MAX, t->policy);
+	snprintf(rule, sizeof(rule), "%.*s", RS_SHM_LABEL_MAX, m->rule);
+	rs_export_sample(f, name, labels, 2, load(&m->count[k]));
+}
+
 /* One family: its HELP and TYPE lines, then a sample per policy and rule. */
 static void prom_family(FILE *f, const struct rs_report *r, int k)
 {
@@ -172,23 +187,11 @@ static void prom_family(FILE *f, const struct rs_report *r, int k)
 
 	snprintf(name, sizeof(name), "resolute_%s_total", rs_stats_name(k));
 	rs_export_family(f, name, "counter", help[k]);
-	for (size_t i = 0; i < r->n; i++) {
-		const struct rs_shm_table *t = r->segs[i].t;
-
-		for (unsigned j = 0; j < RS_SHM_METRICS; j++) {
-			const struct rs_shm_metric *m = &t->metrics[j];
-			char policy[RS_SHM_POLICY_MAX + 1], rule[RS_SHM_LABEL_MAX + 1];
-			const char *labels[] = { "policy", policy, "rule", rule };
-
-			if (!ready(&m->ready))
-				continue;
-			snprintf(policy, sizeof(policy), "%.*s",
-			    RS_SHM_POLICY_MAX, t->policy);
-			snprintf(rule, sizeof(rule), "%.*s", RS_SHM_LABEL_MAX,
-			    m->rule);
-			rs_export_sample(f, name, labels, 2, load(&m->count[k]));
-		}
-	}
+	for (size_t i = 0; i < r->n; i++)
+		for (unsigned j = 0; j < RS_SHM_METRICS; j++)
+			if (ready(&r->segs[i].t->metrics[j].ready))
+				prom_sample(f, name, r->segs[i].t,
+				    &r->segs[i].t->metrics[j], k);
 }
 
 void rs_report_write(FILE *f, const struct rs_report *r,

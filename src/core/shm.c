@@ -283,7 +283,8 @@ struct rs_shm_slot *rs_shm_slot(struct rs_shm_table *t,
 	    slot_key(text, b), true, &fresh);
 
 	if (s && fresh)
-		fill_slot(s, rule ? text : "defaults", rule ? rule->line : 0, b);
+		fill_slot(s, rule ? text : "defaults", rule ? rule->line : 0,
+		    b);
 	return s;
 }
 
