@@ -15,7 +15,8 @@ set -u
 PKGS="make gcc libc6-dev libyaml-dev libcmocka-dev nftables iproute2
 netcat-openbsd curl wget nodejs mandoc clang libclang-rt-14-dev valgrind shellcheck cppcheck"
 if [ "${1:-}" = deb ]; then
-	PKGS="$PKGS dpkg-dev debhelper lintian prometheus"
+	# dpkg-buildpackage also wants build-essential, always.
+	PKGS="$PKGS build-essential dpkg-dev debhelper lintian prometheus"
 fi
 
 missing=""
