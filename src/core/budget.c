@@ -22,14 +22,6 @@
 static struct rs_shm_table process_table;
 static int full_warned;
 
-/*
- * Nothing to forget any more: the shared table is published only once
- * mapped (machine.c), so a fork child inherits a whole mapping or none.
- */
-void rs_budget_fork_child(void)
-{
-}
-
 /* Returns the accounts of a rule: shared when they can be, else ours. */
 static struct rs_budget_acct *acct_for(const struct rs_policy *p,
     const struct rs_rule *rule, const struct rs_settings *s)

@@ -31,11 +31,4 @@ void rs_budget_note_connect(const struct rs_policy *p,
 bool rs_budget_take_retry(const struct rs_policy *p,
     const struct rs_rule *rule, const struct rs_settings *s, int64_t now_ms);
 
-/*
- * In a fork child.  Does nothing now that a child inherits either a whole
- * mapping of the shared table or none (machine.h); kept for the start-up
- * code that calls it, until that code is free to drop the call.
- */
-void rs_budget_fork_child(void);
-
 #endif /* RS_BUDGET_H */
