@@ -300,14 +300,16 @@ const struct rs_shm_slot *rs_shm_slot_find(const struct rs_shm_table *t,
 
 /*
  * Labels must stay distinct: a match text that does not fit keeps its
- * start and ends in "~" and its key, which no other rule shares.
+ * start and ends in "~" and its key, which no other rule shares; so does
+ * a host rule that matches the host name "defaults", which would
+ * otherwise share the label of the defaults.
  */
 static void fill_metric(struct rs_shm_metric *m, const char *text,
-    unsigned line)
+    bool is_rule, unsigned line)
 {
 	size_t n = strlen(text);
 
-	if (n < sizeof(m->rule))
+	if (n < sizeof(m->rule) && !(is_rule && strcmp(text, "defaults") == 0))
 		memcpy(m->rule, text, n + 1);
 	else
 		snprintf(m->rule, sizeof(m->rule), "%.*s~%016llx",
@@ -327,7 +329,8 @@ struct rs_shm_metric *rs_shm_metric(struct rs_shm_table *t,
 	    sizeof(*m), key ? key : 1, true, &fresh);
 
 	if (m && fresh)
-		fill_metric(m, rule ? text : "defaults", rule ? rule->line : 0);
+		fill_metric(m, rule ? text : "defaults", rule != NULL,
+		    rule ? rule->line : 0);
 	return m;
 }
 

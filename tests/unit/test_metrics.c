@@ -1,7 +1,7 @@
 /*
  * test_metrics.c - the machine-wide counters (SPEC 11): their slots in the
- * shared segment (one per rule, shared by every mapping, long labels kept
- * distinct, a full table), layout detection (a layout-1 file is refused
+ * shared segment (one per rule, shared by every mapping, long labels and a
+ * host named "defaults" kept distinct, a full table), layout detection (a layout-1 file is refused
  * and identified, never misread), rs_stats_add() reaching the segment from
  * several processes, and the export formats: Prometheus label and HELP
  * escaping, UTF-8 checking, sample lines, JSON strings.
@@ -81,6 +81,20 @@ static void test_long_labels(void **state)
 	    RS_SHM_LABEL_MAX - 1);
 	assert_string_not_equal(ma->rule, mb->rule);
 	assert_non_null(strchr(ma->rule, '~'));
+	rs_shm_detach(t);
+}
+
+/* A host rule for the host "defaults" never shares the defaults' label. */
+static void test_defaults_label(void **state)
+{
+	struct rs_rule r = mkrule("defaults", 4);
+	struct rs_shm_table *t;
+
+	(void)state;
+	assert_int_equal(rs_shm_attach(seg, "/p.yaml", true, &t), 0);
+	assert_string_equal(rs_shm_metric(t, NULL)->rule, "defaults");
+	assert_int_equal(strncmp(rs_shm_metric(t, &r)->rule, "defaults~", 9),
+	    0);
 	rs_shm_detach(t);
 }
 
@@ -313,6 +327,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_metric_slots, seg_setup,
 		    seg_teardown),
 		cmocka_unit_test_setup_teardown(test_long_labels, seg_setup,
+		    seg_teardown),
+		cmocka_unit_test_setup_teardown(test_defaults_label, seg_setup,
 		    seg_teardown),
 		cmocka_unit_test_setup_teardown(test_metrics_full, seg_setup,
 		    seg_teardown),
