@@ -72,7 +72,7 @@ ITEST_BIN := $(patsubst tests/integration/%.c,$(B)/itests/%,$(ITEST_SRC))
 
 .PHONY: all lib cli tests test unit integration demo bench install uninstall \
 	asan valgrind fuzz format format-check lint clean help deps coverage \
-	unit-tests
+	unit-tests deb
 
 all: lib cli ## build build/libresolute.so and build/resolute
 
@@ -118,7 +118,7 @@ $(B)/obj/core/default_policy.o: src/core/default_policy.S policy/default.yaml
 
 $(B)/libresolute.so: $(OBJ_LIB) src/preload/libresolute.map
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -shared $(SAN) -Wl,--version-script=src/preload/libresolute.map \
+	$(Q)$(CC) -shared $(SAN) $(LDFLAGS) -Wl,--version-script=src/preload/libresolute.map \
 		-Wl,-z,now -Wl,-z,relro -Wl,-soname,libresolute.so \
 		-o $@ $(OBJ_LIB) $(LDLIBS_LIB)
 
@@ -131,7 +131,7 @@ $(B)/obj/tools/%.o: tools/%.c
 
 $(B)/resolute: $(CLI_OBJ) $(OBJ_CORE)
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(OBJ_CORE) $(LDLIBS_CLI)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(OBJ_CORE) $(LDLIBS_CLI)
 
 $(B)/tests/%: tests/unit/%.c $(OBJ_CORE)
 	@mkdir -p $(@D)
@@ -237,6 +237,23 @@ uninstall: ## remove what install put (keeps /etc/resolute/policy.yaml)
 		$(DESTDIR)$(DATADIR)/default.yaml \
 		$(DESTDIR)$(MANDIR)/man1/resolute.1 $(DESTDIR)$(MANDIR)/man5/resolute-policy.5
 	-rmdir $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DATADIR) 2>/dev/null
+
+# The package is built from a copy of the tree in $(B)/deb/src, because
+# dpkg-buildpackage writes its results into the parent directory of the
+# tree it builds; the .deb is then copied to $(B)/.  The version is that of
+# debian/changelog, which must agree with VERSION.
+DEB_DIR := $(B)/deb
+
+deb: ## the Debian package: $(B)/resolute_VERSION_ARCH.deb (dpkg-buildpackage)
+	$(Q)v=$$(dpkg-parsechangelog -SVersion) && [ "$$v" = "$(VERSION)" ] || \
+		{ echo "debian/changelog has $$v, VERSION has $(VERSION)" >&2; exit 1; }
+	$(Q)rm -rf $(DEB_DIR) $(B)/resolute_*.deb && mkdir -p $(DEB_DIR)/src
+	$(Q)tar --exclude=./build --exclude='./build-*' --exclude=./.git -cf - . | \
+		tar -C $(DEB_DIR)/src -xf -
+	$(Q)cd $(DEB_DIR)/src && dpkg-buildpackage -b -us -uc >../build.log 2>&1 || \
+		{ tail -40 ../build.log >&2; exit 1; }
+	$(Q)cp $(DEB_DIR)/resolute_*.deb $(B)/
+	$(Q)ls $(B)/resolute_*.deb
 
 format: ## reformat the C sources
 	clang-format -i src/*/*.[ch] tools/*.c tests/unit/*.c tests/integration/*.[ch]

@@ -50,6 +50,13 @@ void rs_cli_usage(FILE *f);
 int rs_cli_usage_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
 
+/*
+ * Returns the value of option `name` at argv[*i], written "--x V" (then
+ * *i moves to V) or "--x=V"; NULL when argv[*i] is not that option or its
+ * value is missing.
+ */
+const char *rs_cli_opt_value(int argc, char **argv, int *i, const char *name);
+
 /* Prints "resolute: warning: MESSAGE" on stderr. */
 void rs_cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
