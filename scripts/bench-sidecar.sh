@@ -60,7 +60,7 @@ fi
 # run PRE HOST PORT: one measurement; PRE is "env ..." or "env".
 # shellcheck disable=SC2086 # $pin is a command prefix or nothing
 run() { $1 $pin "$RR" "$2" "$3" "$COUNT"; }
-lib="env LD_PRELOAD=$PWD/$B/libresolute.so RESOLUTE_POLICY=$PWD/policy/default.yaml"
+lib="env LD_PRELOAD=${BENCH_LIB:-$PWD/$B/libresolute.so} RESOLUTE_POLICY=$PWD/policy/default.yaml"
 # Warm up, then one measurement each, interleaved to spread noise.
 run env 127.0.0.1 "$port" >/dev/null
 round=0

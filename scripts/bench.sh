@@ -16,7 +16,8 @@ cd "$(dirname "$0")/.." || exit 2
 B=${B:-build}
 CC=${CC:-cc}
 REPS=${REPS:-5}
-LIB="$PWD/$B/libresolute.so"
+# BENCH_LIB: another build of the library to measure (a baseline).
+LIB=${BENCH_LIB:-$PWD/$B/libresolute.so}
 [ -f "$LIB" ] || { echo "bench: $LIB missing; run make first" >&2; exit 2; }
 # `make bench` builds the programs; this is for running the script alone.
 mkdir -p "$B/bench"
@@ -29,7 +30,8 @@ done
 tmp=$(mktemp -d /tmp/rs-bench-XXXXXX)
 # shellcheck source=bench/services.sh
 . bench/services.sh
-trap 'stop_services; rm -rf "$tmp"' EXIT INT TERM
+trap 'stop_services; rm -rf "$tmp"' EXIT
+trap 'exit 1' INT TERM
 # Timeouts long enough never to fire, so the timeout path is what is timed.
 printf 'version: 1\ndefaults:\n  read_timeout: 5s\n  write_timeout: 5s\n' \
 	>"$tmp/rw5s.yaml"
@@ -165,7 +167,9 @@ calls_row() {
 		"$(detail "$tmp/sc-off")" "" "$(detail "$tmp/sc-on")" >>"$tmp/detail"
 }
 
-# row NAME POLICY REPS FUNC SIZE [N1 N2 OPS]: figures, then counts.
+# row NAME POLICY REPS FUNC SIZE [N1 N2 OPS [COUNT_FUNC]]: figures, then
+# counts (with COUNT_FUNC instead of FUNC when given: a fixed amount of
+# work rather than a fixed time).
 row() {
 	if [ -n "${BENCH_ONLY:-}" ]; then
 		for w in $BENCH_ONLY; do
@@ -175,7 +179,7 @@ row() {
 		[ -n "$w" ] || return 0
 	fi
 	time_row "$1" "$2" "$3" "$4" "$5"
-	[ $# -ge 8 ] && calls_row "$1" "$2" "$4" "$6" "$7" "$8"
+	[ $# -ge 8 ] && calls_row "$1" "$2" "${9:-$4}" "$6" "$7" "$8"
 	return 0
 }
 
@@ -199,7 +203,7 @@ fi
 if command -v pgbench >/dev/null 2>&1 && start_postgres "$pin" &&
     [ -n "$PG_PORT" ] && pgbench -i -q -s 1 -h 127.0.0.1 -p "$PG_PORT" \
     -U postgres postgres >/dev/null 2>&1; then
-	row pgbench_c8_rw5s rw5s 3 b_pg_time 5 100 300 8
+	row pgbench_c8_rw5s rw5s 3 b_pg_time 5 100 300 8 b_pg_count
 else
 	echo "SKIPPED pgbench row: PostgreSQL missing or not starting" >>"$tmp/detail"
 fi
