@@ -261,10 +261,12 @@ static void start_attempt(int fd, struct rs_fd *e, int64_t now)
 	else if (errno != EINPROGRESS)
 		after_failure(fd, e, errno, now);
 	else if (e->nonblocking || e->blocking_interrupted)
-		/* Only an attempt that has to wait, in a wait the library
-		   may not see, needs the net: a blocking connect() waits in
-		   the library itself.  TCP reads the value at each SYN
-		   retransmission, so setting it after connect() counts. */
+		/*
+		 * Only an attempt that has to wait, in a wait the library
+		 * may not see, needs the net: a blocking connect waits in
+		 * the library itself.  TCP reads the value at each SYN
+		 * retransmission, so setting it once the SYN is out counts.
+		 */
 		safety_net(fd, e, true);
 }
 

@@ -141,7 +141,7 @@ ssize_t rs_io_read(struct rs_fd *e, int fd, void *buf, size_t n)
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e, rs_real_read(fd, buf, n));
 	/* On a connected stream socket, read is recv with no flags. */
-	bool kt;
+	bool kt = false;
 	ssize_t r = RS_NEG_ERRNO(rs_real_recv(fd, buf, n,
 	    first_flags(e, fd, false, 0, &kt)));
 
@@ -167,7 +167,7 @@ ssize_t rs_io_readv(struct rs_fd *e, int fd, const struct iovec *iov, int cnt)
 		return REAL_CALL(path, e, rs_real_readv(fd, iov, cnt));
 	struct msghdr m = { .msg_iov = (struct iovec *)iov,
 		.msg_iovlen = cnt > 0 ? (size_t)cnt : 0 };
-	bool kt;
+	bool kt = false;
 	ssize_t r = RS_NEG_ERRNO(rs_real_recvmsg(fd, &m,
 	    first_flags(e, fd, false, 0, &kt)));
 
@@ -189,7 +189,7 @@ ssize_t rs_io_recv(struct rs_fd *e, int fd, void *buf, size_t n, int flags)
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e, rs_real_recv(fd, buf, n, flags));
-	bool kt;
+	bool kt = false;
 	ssize_t r = RS_NEG_ERRNO(rs_real_recv(fd, buf, n,
 	    first_flags(e, fd, false, flags, &kt)));
 
@@ -213,7 +213,7 @@ ssize_t rs_io_recvfrom(struct rs_fd *e, int fd, void *buf, size_t n,
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e,
 		    rs_real_recvfrom(fd, buf, n, flags, sa, len));
-	bool kt;
+	bool kt = false;
 	ssize_t r = RS_NEG_ERRNO(rs_real_recvfrom(fd, buf, n,
 	    first_flags(e, fd, false, flags, &kt), sa, len));
 
@@ -239,7 +239,7 @@ ssize_t rs_io_recvmsg(struct rs_fd *e, int fd, struct msghdr *msg, int flags)
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e, rs_real_recvmsg(fd, msg, flags));
-	bool kt;
+	bool kt = false;
 	ssize_t r = RS_NEG_ERRNO(rs_real_recvmsg(fd, msg,
 	    first_flags(e, fd, false, flags, &kt)));
 
@@ -280,7 +280,7 @@ ssize_t rs_io_write(struct rs_fd *e, int fd, const void *buf, size_t n)
 	 * send without MSG_NOSIGNAL is write on a connected stream socket,
 	 * SIGPIPE included.
 	 */
-	bool kt;
+	bool kt = false;
 	ssize_t r = RS_NEG_ERRNO(rs_real_send(fd, buf, n,
 	    first_flags(e, fd, true, 0, &kt)));
 
@@ -308,7 +308,7 @@ ssize_t rs_io_writev(struct rs_fd *e, int fd, const struct iovec *iov,
 		return REAL_CALL(path, e, rs_real_writev(fd, iov, cnt));
 	struct msghdr m = { .msg_iov = (struct iovec *)iov,
 		.msg_iovlen = cnt > 0 ? (size_t)cnt : 0 };
-	bool kt;
+	bool kt = false;
 	ssize_t r = RS_NEG_ERRNO(rs_real_sendmsg(fd, &m,
 	    first_flags(e, fd, true, 0, &kt)));
 
@@ -331,7 +331,7 @@ ssize_t rs_io_send(struct rs_fd *e, int fd, const void *buf, size_t n,
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e, rs_real_send(fd, buf, n, flags));
-	bool kt;
+	bool kt = false;
 	ssize_t r = RS_NEG_ERRNO(rs_real_send(fd, buf, n,
 	    first_flags(e, fd, true, flags, &kt)));
 
@@ -356,7 +356,7 @@ ssize_t rs_io_sendto(struct rs_fd *e, int fd, const void *buf, size_t n,
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e,
 		    rs_real_sendto(fd, buf, n, flags, sa, len));
-	bool kt;
+	bool kt = false;
 	ssize_t r = RS_NEG_ERRNO(rs_real_sendto(fd, buf, n,
 	    first_flags(e, fd, true, flags, &kt), sa, len));
 
@@ -381,7 +381,7 @@ ssize_t rs_io_sendmsg(struct rs_fd *e, int fd, const struct msghdr *msg,
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e, rs_real_sendmsg(fd, msg, flags));
-	bool kt;
+	bool kt = false;
 	ssize_t r = RS_NEG_ERRNO(rs_real_sendmsg(fd, msg,
 	    first_flags(e, fd, true, flags, &kt)));
 
