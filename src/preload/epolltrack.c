@@ -90,8 +90,10 @@ static void sync_timer(struct rs_ept_instance *i, struct rs_ept_record *r,
 	short io = io_events(r->events);
 	int64_t dl = RS_NEVER;
 
+	/* An unread clock counts as 0: a timeout already reported is then
+	   due at once, as it should be. */
 	if (e && rs_fd_state(e) == RS_FD_CONNECTED && io && !r->disarmed)
-		dl = rs_io_wait_deadline(e, io, now);
+		dl = rs_io_wait_deadline(e, io, now < 0 ? 0 : now);
 	rs_epi_timer(i, r, dl);
 }
 
@@ -103,6 +105,8 @@ uint32_t rs_ept_sync(struct rs_ept_instance *i, struct rs_ept_record *r,
 	uint32_t rev = 0;
 
 	if (st == RS_FD_CONNECTING || st == RS_FD_BACKOFF) {
+		if (now == RS_EPT_NOW_UNREAD)
+			now = rs_clock_now_ms();
 		enum rs_connect_want w = rs_connect_step(r->fd, e, ready, now);
 
 		if (w != RS_WANT_NOTHING) {
@@ -176,7 +180,7 @@ static int ctl_add(int epfd, int fd, struct epoll_event *ev)
 		g->events = ev->events;
 		g->data = ev->data;
 		g->kmode = RS_EPT_PROGRAM;
-		rs_ept_sync(i, g, 0, false, rs_clock_now_ms(), &next);
+		rs_ept_sync(i, g, 0, false, RS_EPT_NOW_UNREAD, &next);
 	}
 	pthread_mutex_unlock(&i->lock);
 	return r;
@@ -204,7 +208,7 @@ static int ctl_recorded(struct rs_ept_instance *i, struct rs_ept_record *g,
 	g->events = ev->events;
 	g->data = ev->data;
 	g->disarmed = g->reported = g->restore = false;
-	rs_ept_sync(i, g, 0, false, rs_clock_now_ms(), &next);
+	rs_ept_sync(i, g, 0, false, RS_EPT_NOW_UNREAD, &next);
 	return r;
 }
 

@@ -26,6 +26,10 @@
 /* epoll_ctl, recording registrations of unconnected or managed sockets. */
 int rs_ept_ctl(int epfd, int op, int fd, struct epoll_event *ev);
 
+/* For rs_ept_sync(): the caller has not read the clock (epoll_ctl on a
+   connected socket needs none, so a request pays for none). */
+#define RS_EPT_NOW_UNREAD (-1)
+
 /*
  * With i locked: brings record r in line with its socket's state, stepping
  * a pending connect (ready: the kernel reported the attempt, so the event
