@@ -13,7 +13,6 @@
  */
 #include <errno.h>
 #include <stdarg.h>
-#include <stdbool.h>
 #include <stddef.h>
 #include <unistd.h>
 
@@ -71,64 +70,58 @@ EXPORT int posix_spawnp(pid_t *pid, const char *file,
 	return rs_real_posix_spawnp(pid, file, fa, attr, argv, envp);
 }
 
+/* Which execv-style call an execl-style one becomes. */
+enum as_v { AS_EXECV, AS_EXECVP, AS_EXECVE };
+
 /*
- * Collects an execl argument list (arg0 first, then ap up to NULL) into
- * argv; returns false when there are more than MAX_ARGS.
+ * Collects an execl argument list (arg, then ap up to NULL; for execle the
+ * environment after it) and makes the execv-style call; E2BIG when there
+ * are more than MAX_ARGS.
  */
-static bool collect(char **argv, const char *arg0, va_list *ap)
+static int exec_list(enum as_v how, const char *path, const char *arg,
+    va_list *ap)
 {
-	argv[0] = (char *)arg0;
+	char *argv[MAX_ARGS];
+
+	argv[0] = (char *)arg;
 	for (size_t i = 1; argv[i - 1]; i++) {
-		if (i == MAX_ARGS)
-			return false;
+		if (i == MAX_ARGS) {
+			errno = E2BIG;
+			return -1;
+		}
 		argv[i] = va_arg(*ap, char *);
 	}
-	return true;
+	if (how == AS_EXECVE)
+		return execve(path, argv, va_arg(*ap, char *const *));
+	return how == AS_EXECVP ? execvp(path, argv) : execv(path, argv);
 }
 
 EXPORT int execl(const char *path, const char *arg, ...)
 {
-	char *argv[MAX_ARGS];
 	va_list ap;
 
 	va_start(ap, arg);
-	bool ok = collect(argv, arg, &ap);
+	int r = exec_list(AS_EXECV, path, arg, &ap);
 	va_end(ap);
-	if (!ok) {
-		errno = E2BIG;
-		return -1;
-	}
-	return execv(path, argv);
+	return r;
 }
 
 EXPORT int execlp(const char *file, const char *arg, ...)
 {
-	char *argv[MAX_ARGS];
 	va_list ap;
 
 	va_start(ap, arg);
-	bool ok = collect(argv, arg, &ap);
+	int r = exec_list(AS_EXECVP, file, arg, &ap);
 	va_end(ap);
-	if (!ok) {
-		errno = E2BIG;
-		return -1;
-	}
-	return execvp(file, argv);
+	return r;
 }
 
-/* execle's environment follows the NULL that ends the arguments. */
 EXPORT int execle(const char *path, const char *arg, ...)
 {
-	char *argv[MAX_ARGS];
 	va_list ap;
 
 	va_start(ap, arg);
-	bool ok = collect(argv, arg, &ap);
-	char *const *envp = ok ? va_arg(ap, char *const *) : NULL;
+	int r = exec_list(AS_EXECVE, path, arg, &ap);
 	va_end(ap);
-	if (!ok) {
-		errno = E2BIG;
-		return -1;
-	}
-	return execve(path, argv, envp);
+	return r;
 }

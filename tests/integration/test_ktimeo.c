@@ -21,66 +21,56 @@ static const char *client(void)
 	return path;
 }
 
-static void run(struct t_run *r, const char *yaml, char **argv)
+/*
+ * Runs the client MODE against a silent peer under policy yaml (ARG after
+ * the port, if any); asserts that its read ended with "read WANT ms=" at
+ * least ms and less than ms + slack after it started, and that the output
+ * has also1 and also2 (NULL: nothing).
+ */
+static void check(const char *yaml, const char *mode, const char *arg,
+    const char *want, long long ms, const char *also1, const char *also2)
 {
-	char *pol = t_policy(yaml);
+	struct t_peer p;
+	struct t_run *r = malloc(sizeof(*r));
+	char port[16], head[64], *pol = t_policy(yaml);
+	long long got = -1;
+
+	assert_int_equal(t_peer_start(&p, "silent", NULL), 0);
+	snprintf(port, sizeof(port), "%d", p.port);
+	char *argv[] = { (char *)client(), (char *)mode, port, (char *)arg,
+		NULL };
 
 	assert_int_equal(t_run(r, pol, NULL, argv), 0);
+	t_peer_stop(&p);
+	snprintf(head, sizeof(head), "read %s ms=", want);
+	const char *s = strstr(r->out, head);
+
+	if (!s || (also1 && !strstr(r->out, also1)) ||
+	    (also2 && !strstr(r->out, also2)))
+		t_show(r);
+	assert_non_null(s);
+	sscanf(s + strlen(head), "%lld", &got);
+	assert_true(got >= ms && got < ms + t_slack_ms());
+	assert_true(!also1 || strstr(r->out, also1));
+	assert_true(!also2 || strstr(r->out, also2));
 	free(pol);
+	free(r);
 }
 
 /* read_timeout 1s ends the read after 1 s; the child sees no timeout. */
 static void test_exec_child_does_not_inherit_timeout(void **state)
 {
-	struct t_peer p;
-	struct t_run *r = malloc(sizeof(*r));
-	char port[16];
-	long long ms = -1;
-
 	(void)state;
-	assert_int_equal(t_peer_start(&p, "silent", NULL), 0);
-	snprintf(port, sizeof(port), "%d", p.port);
-	char *argv[] = { (char *)client(), "inherit", port, NULL };
-
-	run(r, "version: 1\ndefaults:\n  read_timeout: 1s\n", argv);
-	t_peer_stop(&p);
-	const char *s = strstr(r->out, "read ETIMEDOUT ms=");
-
-	if (!s || !strstr(r->out, "own=0.000000") ||
-	    !strstr(r->out, "child SO_RCVTIMEO=0.000000"))
-		t_show(r);
-	assert_non_null(s);
-	sscanf(s, "read ETIMEDOUT ms=%lld", &ms);
-	assert_true(ms >= 1000 && ms < 1000 + t_slack_ms());
-	assert_non_null(strstr(r->out, "own=0.000000"));
-	assert_non_null(strstr(r->out, "child SO_RCVTIMEO=0.000000"));
-	free(r);
+	check("version: 1\ndefaults:\n  read_timeout: 1s\n", "inherit", NULL,
+	    "ETIMEDOUT", 1000, "own=0.000000", "child SO_RCVTIMEO=0.000000");
 }
 
 /* The program's own 300 ms fires first, with EAGAIN, as bare. */
 static void test_own_shorter_timeout_gives_eagain(void **state)
 {
-	struct t_peer p;
-	struct t_run *r = malloc(sizeof(*r));
-	char port[16];
-	long long ms = -1;
-
 	(void)state;
-	assert_int_equal(t_peer_start(&p, "silent", NULL), 0);
-	snprintf(port, sizeof(port), "%d", p.port);
-	char *argv[] = { (char *)client(), "own", port, "300", NULL };
-
-	run(r, "version: 1\ndefaults:\n  read_timeout: 2s\n", argv);
-	t_peer_stop(&p);
-	const char *s = strstr(r->out, "read EAGAIN ms=");
-
-	if (!s || !strstr(r->out, "own=0.300000"))
-		t_show(r);
-	assert_non_null(s);
-	sscanf(s, "read EAGAIN ms=%lld", &ms);
-	assert_true(ms >= 300 && ms < 300 + t_slack_ms());
-	assert_non_null(strstr(r->out, "own=0.300000"));
-	free(r);
+	check("version: 1\ndefaults:\n  read_timeout: 2s\n", "own", "300",
+	    "EAGAIN", 300, "own=0.300000", NULL);
 }
 
 int main(void)
