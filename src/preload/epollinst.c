@@ -111,13 +111,19 @@ static int reserve(struct rs_ept_instance *i, int fd)
 
 struct rs_ept_record *rs_epi_add(struct rs_ept_instance *i, int fd)
 {
-	struct rs_ept_record *r;
+	struct rs_ept_record *r = rs_epi_record(i, fd);
 
+	if (r) {
+		rs_epi_idle(i, r);
+		r->live = true;
+		return r;
+	}
 	if ((unsigned)fd >= MAX_FD || reserve(i, fd) < 0 ||
 	    !(r = calloc(1, sizeof(*r))))
 		return NULL;
 	r->fd = fd;
 	r->kmode = RS_EPT_ABSENT;
+	r->live = true;
 	i->by_fd[fd] = r;
 	__atomic_add_fetch(&i->nrecords, 1, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&g_total, 1, __ATOMIC_RELEASE);
@@ -170,12 +176,21 @@ static void count_tagged(struct rs_ept_instance *i, int delta)
 	__atomic_add_fetch(&g_tagged, (unsigned)delta, __ATOMIC_RELEASE);
 }
 
-void rs_epi_drop(struct rs_ept_instance *i, struct rs_ept_record *r)
+void rs_epi_idle(struct rs_ept_instance *i, struct rs_ept_record *r)
 {
 	rs_epi_unpend(i, r);
 	rs_epi_timer(i, r, RS_NEVER);
 	if (r->kmode == RS_EPT_TAGGED)
 		count_tagged(i, -1);
+	r->kmode = RS_EPT_ABSENT;
+	r->live = r->disarmed = r->reported = r->restore = false;
+	r->events = 0;
+	r->data.u64 = 0;
+}
+
+void rs_epi_drop(struct rs_ept_instance *i, struct rs_ept_record *r)
+{
+	rs_epi_idle(i, r);
 	i->by_fd[r->fd] = NULL;
 	free(r);
 	__atomic_sub_fetch(&i->nrecords, 1, __ATOMIC_RELEASE);

@@ -40,6 +40,8 @@ struct rs_ept_record {
 	uint32_t events;	/* the program's registration */
 	epoll_data_t data;
 	enum rs_ept_kernel kmode;
+	bool live;		/* registered by the program (false: kept
+				   after EPOLL_CTL_DEL for the next ADD) */
 	bool pending;		/* on the instance's pending list */
 	bool disarmed;		/* one-shot fired: the program re-arms */
 	bool reported;		/* the connect's failure was reported */
@@ -81,8 +83,19 @@ unsigned rs_epi_tagged_total(void);
 /* With i locked: the record of fd, or NULL. */
 struct rs_ept_record *rs_epi_record(struct rs_ept_instance *i, int fd);
 
-/* With i locked: the record of fd, made (zeroed, absent); NULL on no memory. */
+/*
+ * With i locked: the record of fd, made or reused (a record kept after a
+ * DEL, or a stale one), live, absent from the kernel, everything else
+ * cleared; NULL on no memory.
+ */
 struct rs_ept_record *rs_epi_add(struct rs_ept_instance *i, int fd);
+
+/*
+ * With i locked: r is no longer registered (EPOLL_CTL_DEL): cleared and
+ * kept, not live, so that the next ADD of the fd allocates nothing.  The
+ * kernel is not touched.
+ */
+void rs_epi_idle(struct rs_ept_instance *i, struct rs_ept_record *r);
 
 /* With i locked: frees r (the kernel is not touched). */
 void rs_epi_drop(struct rs_ept_instance *i, struct rs_ept_record *r);

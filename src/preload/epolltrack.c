@@ -137,6 +137,29 @@ uint32_t rs_ept_sync(struct rs_ept_instance *i, struct rs_ept_record *r,
 /* ---- epoll_ctl ---- */
 
 /*
+ * Returns whether e is a connected socket the waits have nothing to do
+ * for: no read or write timeout, no process deadline.  Its registrations
+ * need no record (the default policy's steady state).
+ */
+static bool idle_socket(const struct rs_fd *e)
+{
+	const struct rs_settings *s = e->settings;
+
+	return rs_fd_state(e) == RS_FD_CONNECTED &&
+	    s->read_timeout_ms == RS_OFF && s->write_timeout_ms == RS_OFF &&
+	    rs_io_process_deadline() == RS_NEVER;
+}
+
+/* A record whose socket needs nothing from the waits any more. */
+static bool useless(const struct rs_ept_record *r)
+{
+	struct rs_fd *e = rs_fd_get(r->fd);
+
+	return e && idle_socket(e) && r->kmode == RS_EPT_PROGRAM &&
+	    !r->pending && !rs_heap_queued(&r->timer);
+}
+
+/*
  * Returns whether fd is worth recording: managed already, or a socket
  * that is not connected yet (a later connect() may be managed).  One
  * getpeername per registration of an unmanaged descriptor; connected and
@@ -150,14 +173,36 @@ static bool worth_recording(int fd)
 	int save = errno;
 	bool yes;
 
+	struct rs_fd *e;
+
 	if (rt && !rt->active)
 		return false;
-	if (rs_fd_get(fd))
-		return true;
+	if ((e = rs_fd_get(fd)))
+		return !idle_socket(e);
 	yes = getpeername(fd, (struct sockaddr *)&ss, &len) < 0 &&
 	    errno == ENOTCONN;
 	errno = save;
 	return yes;
+}
+
+/*
+ * EPOLL_CTL_ADD of a descriptor that needs no record.  A record the
+ * instance still has for its number describes a file closed behind our
+ * back (the kernel accepted the ADD): it must not act on this one.
+ */
+static int add_unrecorded(int epfd, int fd, struct epoll_event *ev)
+{
+	struct rs_ept_instance *i = rs_epi_find(epfd);
+	int r = rs_epi_kctl(epfd, EPOLL_CTL_ADD, fd, ev->events, ev->data);
+	struct rs_ept_record *g;
+
+	if (r < 0 || !i || !__atomic_load_n(&i->nrecords, __ATOMIC_ACQUIRE))
+		return r;
+	pthread_mutex_lock(&i->lock);
+	if ((g = rs_epi_record(i, fd)))
+		rs_epi_drop(i, g);
+	pthread_mutex_unlock(&i->lock);
+	return r;
 }
 
 /* EPOLL_CTL_ADD: the kernel decides, then the record follows. */
@@ -166,16 +211,17 @@ static int ctl_add(int epfd, int fd, struct epoll_event *ev)
 	struct rs_ept_instance *i;
 	int64_t next = RS_NEVER;
 
-	if (!worth_recording(fd) || !(i = rs_epi_get(epfd)))
+	if (!worth_recording(fd))
+		return add_unrecorded(epfd, fd, ev);
+	if (!(i = rs_epi_get(epfd)))
 		return rs_epi_kctl(epfd, EPOLL_CTL_ADD, fd, ev->events,
 		    ev->data);
 	pthread_mutex_lock(&i->lock);
 	int r = rs_epi_kctl(epfd, EPOLL_CTL_ADD, fd, ev->events, ev->data);
-	struct rs_ept_record *g = rs_epi_record(i, fd);
+	struct rs_ept_record *g;
 
-	/* A record left from a number closed behind our back is stale. */
-	if (r == 0 && g)
-		rs_epi_drop(i, g);
+	/* A record kept after a DEL, or left from a number closed behind
+	   our back, is reused. */
 	if (r == 0 && (g = rs_epi_add(i, fd))) {
 		g->events = ev->events;
 		g->data = ev->data;
@@ -199,7 +245,7 @@ static int ctl_recorded(struct rs_ept_instance *i, struct rs_ept_record *g,
 	if (op == EPOLL_CTL_DEL) {
 		if (g->kmode != RS_EPT_ABSENT)
 			r = rs_epi_kctl(i->epfd, op, g->fd, 0, g->data);
-		rs_epi_drop(i, g);
+		rs_epi_idle(i, g);
 		return r == -ENOENT ? 0 : r;
 	}
 	if (g->kmode == RS_EPT_PROGRAM &&
@@ -209,6 +255,8 @@ static int ctl_recorded(struct rs_ept_instance *i, struct rs_ept_record *g,
 	g->data = ev->data;
 	g->disarmed = g->reported = g->restore = false;
 	rs_ept_sync(i, g, 0, false, RS_EPT_NOW_UNREAD, &next);
+	if (useless(g))
+		rs_epi_drop(i, g);
 	return r;
 }
 
@@ -226,7 +274,8 @@ int rs_ept_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 		return rs_epi_kctl(epfd, op, fd, ev ? ev->events : 0,
 		    ev ? ev->data : (epoll_data_t){ 0 });
 	pthread_mutex_lock(&i->lock);
-	int r = (g = rs_epi_record(i, fd)) ? ctl_recorded(i, g, op, ev) :
+	int r = (g = rs_epi_record(i, fd)) && g->live ?
+	    ctl_recorded(i, g, op, ev) :
 	    rs_epi_kctl(epfd, op, fd, ev ? ev->events : 0,
 		ev ? ev->data : (epoll_data_t){ 0 });
 
@@ -249,7 +298,7 @@ void rs_ept_fd_changed(int fd)
 		pthread_mutex_lock(&i->lock);
 		struct rs_ept_record *r = rs_epi_record(i, fd);
 
-		if (r)
+		if (r && r->live)
 			rs_ept_sync(i, r, 0, false, rs_clock_now_ms(), &next);
 		pthread_mutex_unlock(&i->lock);
 	}
@@ -267,7 +316,7 @@ void rs_ept_fd_changed(int fd)
 static void release(struct rs_ept_instance *i, struct rs_ept_record *r,
     bool restore)
 {
-	if (restore && r->kmode != RS_EPT_PROGRAM)
+	if (restore && r->live && r->kmode != RS_EPT_PROGRAM)
 		rs_epi_set_kernel(i, r, withdrawn(r) ? RS_EPT_ABSENT :
 		    RS_EPT_PROGRAM);
 	rs_epi_drop(i, r);
