@@ -120,6 +120,10 @@ uint32_t rs_ept_sync(struct rs_ept_instance *i, struct rs_ept_record *r,
 	if (st == RS_FD_FAILED && !r->reported && e->final_error) {
 		if (in_wait)
 			return report_failure(i, r);
+		/* Held for the next wait; meanwhile the kernel's registration
+		   stays away (a one-shot would fire on the dead socket and be
+		   spent, a level-triggered one report it without EPOLLERR). */
+		rs_epi_set_kernel(i, r, RS_EPT_ABSENT);
 		rs_epi_pend(i, r);
 		return 0;
 	}
