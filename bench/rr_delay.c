@@ -33,22 +33,10 @@ int main(int argc, char **argv)
 {
 	long rounds = argc > 1 ? atol(argv[1]) : 500;
 	long delay_us = argc > 2 ? atol(argv[2]) : 2000;
-	struct sockaddr_in addr;
-	int l = b_listen(&addr);
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		int s = accept(l, NULL, NULL);
-
-		b_nodelay(s);
-		answer(s, delay_us);
-		_exit(0);
-	}
-	close(l);
-	int c = b_connect(&addr);
+	pid_t pid;
+	int c = b_pair(answer, delay_us, &pid);
 	char b[MSG] = "request/response";
 
-	b_nodelay(c);
 	long long t0 = b_now_ns();
 
 	for (long i = 0; i < rounds; i++)
