@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "httpretry.h"
+#include "httpwait.h"
+#include "wait.h"
 
 void rs_hio_untracked(struct rs_fd *e)
 {
@@ -41,6 +43,11 @@ static struct rs_hconn *before_read(struct rs_fd **e, int fd, int flags,
 		rs_hconn_leave(*e, h);
 		if (now == NULL && *err == 0)
 			*err = -ECONNRESET;
+		if (*err == RS_HW_RESTEP) {
+			/* The read moved the retry on: epoll follows it. */
+			rs_wait_fd_connect(fd);
+			*err = -EAGAIN;
+		}
 		return NULL;
 	}
 	*e = now;
@@ -149,6 +156,22 @@ ssize_t rs_hio_recvmsg(struct rs_fd *e, int fd, struct msghdr *msg,
 	return r;
 }
 
+/*
+ * Leaves h after a write.  A request on a non-blocking socket that is now
+ * complete awaits its response: its epoll registrations must hide the
+ * socket until the response is judged (httpwait.h).
+ */
+static void after_write(struct rs_fd *e, struct rs_hconn *h, int fd,
+    enum rs_hr_phase before)
+{
+	bool awaits = before != RS_HR_AWAIT && h->m.phase == RS_HR_AWAIT &&
+	    e->nonblocking;
+
+	rs_hconn_leave(e, h);
+	if (awaits)
+		rs_wait_fd_connect(fd);
+}
+
 ssize_t rs_hio_send(struct rs_fd *e, int fd, const void *buf, size_t n,
     int flags)
 {
@@ -157,8 +180,10 @@ ssize_t rs_hio_send(struct rs_fd *e, int fd, const void *buf, size_t n,
 
 	if (!rs_hio_wanted(e) || (h = rs_hconn_enter(e)) == NULL)
 		return rs_io_send(e, fd, buf, n, flags);
+	enum rs_hr_phase before = h->m.phase;
+
 	r = rs_hconn_write(h, e, fd, buf, n, flags);
-	rs_hconn_leave(e, h);
+	after_write(e, h, fd, before);
 	return r;
 }
 
@@ -169,8 +194,10 @@ ssize_t rs_hio_write(struct rs_fd *e, int fd, const void *buf, size_t n)
 
 	if (!rs_hio_wanted(e) || (h = rs_hconn_enter(e)) == NULL)
 		return rs_io_write(e, fd, buf, n);
+	enum rs_hr_phase before = h->m.phase;
+
 	r = rs_hconn_write(h, e, fd, buf, n, 0);
-	rs_hconn_leave(e, h);
+	after_write(e, h, fd, before);
 	return r;
 }
 
@@ -213,6 +240,8 @@ ssize_t rs_hio_writev(struct rs_fd *e, int fd, const struct iovec *iov,
 
 	if (!rs_hio_wanted(e) || (h = rs_hconn_enter(e)) == NULL)
 		return rs_io_writev(e, fd, iov, cnt);
+	enum rs_hr_phase before = h->m.phase;
+
 	if (rs_hr_holding(&h->m)) {
 		r = write_each(h, e, fd, iov, cnt, 0);
 	} else {
@@ -220,7 +249,7 @@ ssize_t rs_hio_writev(struct rs_fd *e, int fd, const struct iovec *iov,
 		if (r > 0)
 			rs_hconn_sent_iov(h, iov, cnt, (size_t)r);
 	}
-	rs_hconn_leave(e, h);
+	after_write(e, h, fd, before);
 	return r;
 }
 
@@ -232,6 +261,8 @@ ssize_t rs_hio_sendmsg(struct rs_fd *e, int fd, const struct msghdr *msg,
 
 	if (!rs_hio_wanted(e) || (h = rs_hconn_enter(e)) == NULL)
 		return rs_io_sendmsg(e, fd, msg, flags);
+	enum rs_hr_phase before = h->m.phase;
+
 	if (msg->msg_name != NULL || msg->msg_controllen > 0) {
 		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
 		r = rs_io_sendmsg(e, fd, msg, flags);
@@ -244,6 +275,6 @@ ssize_t rs_hio_sendmsg(struct rs_fd *e, int fd, const struct msghdr *msg,
 			rs_hconn_sent_iov(h, msg->msg_iov,
 			    (int)msg->msg_iovlen, (size_t)r);
 	}
-	rs_hconn_leave(e, h);
+	after_write(e, h, fd, before);
 	return r;
 }
