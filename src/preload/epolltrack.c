@@ -107,7 +107,7 @@ uint32_t rs_ept_sync(struct rs_ept_instance *i, struct rs_ept_record *r,
 	/* A response being judged or retried: the HTTP engine's (for a
 	   reconnect's steps too). */
 	if (e && rs_hwait_wanted(e) && rs_hwait_ept(i, r, e, ready, in_wait,
-	    now, next, &rev))
+	    now == RS_EPT_NOW_UNREAD ? rs_clock_now_ms() : now, next, &rev))
 		return rev;
 	enum rs_fd_state st = e ? rs_fd_state(e) : RS_FD_NONE;
 

@@ -23,6 +23,30 @@ void rs_hio_untracked(struct rs_fd *e)
 }
 
 /*
+ * A read on a non-blocking socket never waits: the waits drive the retry
+ * (httpwait.h).  MSG_DONTWAIT on a blocking socket keeps the blocking
+ * path: PHP polls a blocking socket itself, then reads so; its polls go
+ * straight to the kernel, and only the read can retry.  A retry that a
+ * non-blocking step began (O_NONBLOCK cleared since) is finished first.
+ */
+static int settle(struct rs_hconn *h, struct rs_fd *e, int fd, int flags)
+{
+	int r;
+
+	if (e->nonblocking)
+		return rs_hwait_settle(h, e, fd);
+	if (h->m.phase == RS_HR_DRAIN || h->m.phase == RS_HR_WAIT ||
+	    h->out_left > 0) {
+		r = rs_hwait_finish(h, e, fd);
+		if (r < 0)
+			return r;
+		if ((e = rs_fd_get(fd)) == NULL)
+			return -ECONNRESET;
+	}
+	return rs_hconn_settle(h, e, fd, (flags & MSG_DONTWAIT) != 0);
+}
+
+/*
  * Settles the response before a read.  Returns the connection state to
  * feed afterwards (NULL: read the plain way) and in *err an error that
  * ends the call instead (0 for none).
@@ -35,7 +59,7 @@ static struct rs_hconn *before_read(struct rs_fd **e, int fd, int flags,
 	*err = 0;
 	if (!rs_hio_wanted(*e) || (h = rs_hconn_enter(*e)) == NULL)
 		return NULL;
-	*err = rs_hconn_settle(h, *e, fd, (flags & MSG_DONTWAIT) != 0);
+	*err = settle(h, *e, fd, flags);
 	/* A reconnect made a new entry for fd (the same slot, or none). */
 	struct rs_fd *now = rs_fd_get(fd);
 

@@ -23,7 +23,6 @@
 #include "clock.h"
 #include "connect.h"
 #include "dest.h"
-#include "httpwait.h"
 #include "io.h"
 #include "log.h"
 #include "real.h"
@@ -465,24 +464,6 @@ int rs_hconn_settle(struct rs_hconn *h, struct rs_fd *e, int fd,
 	unsigned first = h->m.attempt;
 	int r;
 
-	/*
-	 * A read on a non-blocking socket never waits: the waits drive the
-	 * retry.  MSG_DONTWAIT on a blocking socket keeps the blocking path
-	 * (PHP polls a blocking socket itself, then reads with it: its polls
-	 * go to the kernel, so only the read can retry).
-	 */
-	if (e->nonblocking)
-		return rs_hwait_settle(h, e, fd);
-	/* A retry a non-blocking step began (O_NONBLOCK cleared since) is
-	   finished first. */
-	if (h->m.phase == RS_HR_DRAIN || h->m.phase == RS_HR_WAIT ||
-	    h->out_left > 0) {
-		r = rs_hwait_finish(h, e, fd);
-		if (r < 0)
-			return r;
-		if ((e = rs_fd_get(fd)) == NULL)
-			return -ECONNRESET;
-	}
 
 	/*
 	 * Each round judges, or retries once: bounded by attempts.  Once a

@@ -63,9 +63,9 @@ void rs_hconn_leave(struct rs_fd *e, struct rs_hconn *h);
  * Before the program reads from fd: makes sure that what it reads next is
  * a response it may see, retrying as the rule allows.  dontwait is true
  * for MSG_DONTWAIT.  Returns 0 (go on with the read), -EAGAIN (nothing to
- * read yet, non-blocking), RS_HW_RESTEP (-EAGAIN, and the waits must
- * look at fd again: httpwait.h), -ETIMEDOUT (read_timeout or the
- * deadline), or another -errno from a reconnect or a resend.
+ * read yet, non-blocking), -ETIMEDOUT (read_timeout or the deadline), or
+ * another -errno from a reconnect or a resend.  For a blocking socket
+ * (httpio.c sends reads of non-blocking ones to httpwait.h).
  */
 int rs_hconn_settle(struct rs_hconn *h, struct rs_fd *e, int fd,
     bool dontwait);

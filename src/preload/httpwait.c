@@ -11,7 +11,6 @@
 
 #include "clock.h"
 #include "connect_step.h"
-#include "epolltrack.h"
 #include "io_timeout.h"
 #include "real.h"
 
@@ -133,7 +132,12 @@ static int await(struct rs_hconn *h, struct rs_fd *e, int fd, int64_t now,
 		rs_hconn_shown(e, h);
 	if (wait < 0)
 		return RS_HW_SHOW;
-	h->retry_at_ms = now + wait;
+	/*
+	 * From now, read afresh (a poll's `now` is from before its wait),
+	 * and a millisecond more: the clock truncates, and the wait must
+	 * never be shorter than the server asked.
+	 */
+	h->retry_at_ms = rs_clock_now_ms() + wait + 1;
 	return AGAIN;
 }
 
@@ -312,8 +316,6 @@ bool rs_hwait_ept(struct rs_ept_instance *i, struct rs_ept_record *r,
 	*rev = 0;
 	if (r->disarmed || !(r->events & EPOLLIN))
 		return false;
-	if (now == RS_EPT_NOW_UNREAD)
-		now = rs_clock_now_ms();
 	enum rs_hw_want w = rs_hwait_step(e, r->fd, ready, now, &when);
 
 	rs_epi_unpend(i, r);

@@ -66,7 +66,7 @@ short rs_hwait_poll_events(struct rs_fd *e, int fd, int ready, int64_t now,
     int64_t *next);
 
 /*
- * For epoll, with i locked: steps r's socket and makes the kernel hold
+ * For epoll, with i locked (now: the clock, read): steps r's socket and makes the kernel hold
  * what the engine needs (a tagged EPOLLIN or EPOLLOUT, or nothing, with a
  * timer).  Returns true when it did so; *rev gets the events to report
  * now (in_wait: the response the program sees, with its own mask, once
