@@ -25,8 +25,9 @@ enum rs_class {
 	RS_CLASS_TIMEOUT = 1u << 1,
 	RS_CLASS_UNREACHABLE = 1u << 2,
 	RS_CLASS_RESET = 1u << 3,
+	RS_CLASS_DNS = 1u << 4,		/* a lookup's EAI_AGAIN, TRY_AGAIN */
 };
-#define RS_CLASS_ALL 0xfu
+#define RS_CLASS_ALL 0x1fu
 
 enum rs_scope { RS_SCOPE_MACHINE, RS_SCOPE_PROCESS };
 
@@ -54,6 +55,7 @@ enum rs_key {
 	RS_KEY_RETRY_BUDGET_WINDOW = 1u << 12,
 	RS_KEY_RETRY_BUDGET_SCOPE = 1u << 13,
 	RS_KEY_PASSTHROUGH = 1u << 14,
+	RS_KEY_FAILOVER = 1u << 15,
 };
 
 /* The effective settings for one destination. */
@@ -67,6 +69,7 @@ struct rs_settings {
 	struct rs_backoff backoff;
 	struct rs_retry_budget budget;
 	bool passthrough;
+	bool failover;			/* retries go to the name's next address */
 };
 
 enum rs_match_kind {
@@ -113,6 +116,8 @@ struct rs_target {
 	const char *host;	/* the name the program resolved, or NULL */
 	const char *path;	/* AF_UNIX: the socket path ("@name" for
 				   abstract sockets), else NULL */
+	bool name_only;		/* a lookup: no address is known yet, so
+				   address rules never match */
 };
 
 /* Fills *s with the built-in settings of SPEC §4 (used under a file's keys). */
