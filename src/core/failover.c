@@ -170,3 +170,34 @@ socklen_t rs_failover_sockaddr(const struct rs_name_addr *a, int sock_family,
 	}
 	return sizeof(*in6);
 }
+
+bool rs_failover_addr_of(const struct sockaddr *sa, socklen_t len,
+    struct rs_name_addr *a, uint16_t *port, uint32_t *scope_id)
+{
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	memset(a, 0, sizeof(*a));
+	*scope_id = 0;
+	if (sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
+		const struct sockaddr_in *in = (const void *)sa;
+
+		a->family = AF_INET;
+		memcpy(a->addr, &in->sin_addr, 4);
+		*port = ntohs(in->sin_port);
+		return true;
+	}
+	if (sa->sa_family != AF_INET6 || len < sizeof(struct sockaddr_in6))
+		return false;
+	const struct sockaddr_in6 *in6 = (const void *)sa;
+
+	*port = ntohs(in6->sin6_port);
+	if (memcmp(&in6->sin6_addr, mapped, 12) == 0) {
+		a->family = AF_INET;
+		memcpy(a->addr, &in6->sin6_addr.s6_addr[12], 4);
+		return true;
+	}
+	a->family = AF_INET6;
+	memcpy(a->addr, &in6->sin6_addr, 16);
+	*scope_id = in6->sin6_scope_id;
+	return true;
+}

@@ -66,6 +66,14 @@ bool rs_failover_failed_lately(const struct rs_name_addr *a, uint16_t port,
 socklen_t rs_failover_sockaddr(const struct rs_name_addr *a, int sock_family,
     uint16_t port, uint32_t scope_id, struct sockaddr_storage *out);
 
+/*
+ * Reads a socket address: *a gets its address (IPv4-mapped IPv6 as IPv4),
+ * *port its port (host order), *scope_id the IPv6 scope (0 otherwise).
+ * Returns false for other families or a short address.
+ */
+bool rs_failover_addr_of(const struct sockaddr *sa, socklen_t len,
+    struct rs_name_addr *a, uint16_t *port, uint32_t *scope_id);
+
 /* Empties the failure memory (tests). */
 void rs_failover_clear(void);
 

@@ -45,7 +45,7 @@ void rs_settings_init(struct rs_settings *s)
 	s->budget.window_ms = 10000;
 	s->budget.scope = RS_SCOPE_MACHINE;
 	s->passthrough = false;
-	s->failover = true;
+	s->failover = 1;
 }
 
 /*

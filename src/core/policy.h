@@ -67,7 +67,8 @@ struct rs_settings {
 	struct rs_backoff backoff;
 	struct rs_retry_budget budget;
 	bool passthrough;
-	bool failover;			/* retries go to the name's next address */
+	uint32_t failover;		/* 1 (on): retries go to the name's
+					   next address; 0 (off) */
 };
 
 enum rs_match_kind {

@@ -7,7 +7,7 @@ Answers UDP queries on ADDR port 53.  For FAIL_MS milliseconds from the
 first query (and again after each SIGUSR1) every query gets SERVFAIL (or,
 with --mode silent, no answer at all); after that, NAME gets an A record
 with its address, other types of NAME an empty NOERROR answer, and every
-other name NXDOMAIN.  Prints "ready" once bound and a line per query to
+other name NXDOMAIN.  NAME=servfail is always answered SERVFAIL.  Prints "ready" once bound and a line per query to
 standard error; exits after LIFE seconds (default 60) so that a test that
 forgets it cannot leave it running.
 """
@@ -82,7 +82,8 @@ def main():
         now = time.monotonic()
         if state["t0"] is None:
             state["t0"] = now
-        failing = (now - state["t0"]) * 1000 < opts["fail_ms"]
+        failing = (now - state["t0"]) * 1000 < opts["fail_ms"] or \
+            opts["names"].get(name) == "servfail"
         print("query %s type %d %s" % (name, qtype,
               opts["mode"] if failing else "answer"),
               file=sys.stderr, flush=True)
