@@ -251,5 +251,17 @@ for name in first.test three.test; do
 	fi
 done
 
+# explain lists the addresses in the resolver's order and the attempts.
+"${RS_CLI:-$RS_BUILD/resolute}" explain --policy "$tmp/on.yaml" \
+    "three.test:$port" >"$tmp/explain.out" 2>&1
+if grep -q '^    1  127.0.0.21$' "$tmp/explain.out" &&
+    grep -q '^    3  127.0.0.23$' "$tmp/explain.out" &&
+    grep -q 'tries, in turn: 127.0.0.21 127.0.0.22 127.0.0.23$' \
+    "$tmp/explain.out"; then
+	pass "explain shows the addresses and the attempts' order"
+else
+	fail "explain three.test" "$tmp/explain.out"
+fi
+
 echo "$passes passed, $fails failed"
 [ $fails = 0 ]
