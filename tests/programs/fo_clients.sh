@@ -45,6 +45,7 @@ require("http").get({host: process.argv[1], port: +process.argv[2]},
 	esac
 }
 
+# shellcheck disable=SC2034 # used by the scripts that source this file
 FO_CLIENTS="c-hostent c-gai c-loop curl wget python3 asyncio node java"
 
 # fo_available NAME: whether client NAME can run here.
@@ -63,6 +64,23 @@ fo_build_java() {
 	FO_JAVA_DIR=$1
 	command -v javac >/dev/null &&
 	    javac -d "$1" tests/programs/FoClient.java 2>/dev/null
+}
+
+# pass MESSAGE, fail MESSAGE [FILE...]: count a result and say it; a
+# failure shows the files.  The caller prints the counts at the end.
+passes=0 fails=0
+pass() {
+	passes=$((passes + 1))
+	echo "ok    $*"
+}
+
+fail() {
+	fails=$((fails + 1))
+	echo "FAIL  $1"
+	shift
+	for f in "$@"; do
+		[ -f "$f" ] && sed "s#^#    | $(basename "$f"): #" "$f"
+	done
 }
 
 fo_now_ms() {

@@ -43,27 +43,13 @@ if [ "${RS_FO_MNT:-}" != 1 ]; then
 fi
 
 tmp=$(mktemp -d /tmp/rs-dns-XXXXXX)
-fails=0 passes=0 peer_pid="" dnsd_pid=""
+peer_pid="" dnsd_pid=""
 cleanup() {
 	[ -n "$peer_pid" ] && kill "$peer_pid" 2>/dev/null
 	[ -n "$dnsd_pid" ] && kill "$dnsd_pid" 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM
-
-pass() {
-	passes=$((passes + 1))
-	echo "ok    $*"
-}
-
-fail() {
-	fails=$((fails + 1))
-	echo "FAIL  $1"
-	shift
-	for f in "$@"; do
-		[ -f "$f" ] && sed "s#^#    | $(basename "$f"): #" "$f"
-	done
-}
 
 ip addr add 127.0.0.53/32 dev lo
 ip addr add 127.0.0.23/32 dev lo

@@ -54,28 +54,13 @@ if [ "${RS_FO_MNT:-}" != 1 ]; then
 fi
 
 tmp=$(mktemp -d /tmp/rs-failover-XXXXXX)
-fails=0 passes=0 peer_pid=""
+peer_pid=""
 cleanup() {
 	[ -n "$peer_pid" ] && kill "$peer_pid" 2>/dev/null
 	nft delete table inet rs_failover 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM
-
-pass() {
-	passes=$((passes + 1))
-	echo "ok    $*"
-}
-
-# fail MESSAGE [FILE...]: counts a failure and shows the files.
-fail() {
-	fails=$((fails + 1))
-	echo "FAIL  $1"
-	shift
-	for f in "$@"; do
-		[ -f "$f" ] && sed "s#^#    | $(basename "$f"): #" "$f"
-	done
-}
 
 for a in 21 22 23; do
 	ip addr add "127.0.0.$a/32" dev lo
