@@ -13,7 +13,7 @@ set -u
 # Debian packages checked through dpkg (libraries and headers have no
 # command to look for).
 PKGS="make gcc libc6-dev libyaml-dev libcmocka-dev nftables iproute2
-netcat-openbsd curl wget nodejs mandoc clang libclang-rt-14-dev valgrind shellcheck cppcheck
+netcat-openbsd curl wget nodejs openjdk-17-jdk-headless mandoc clang libclang-rt-14-dev valgrind shellcheck cppcheck
 gcovr node-llhttp php-cli"
 if [ "${1:-}" = deb ]; then
 	# dpkg-buildpackage also wants build-essential, always.

@@ -25,6 +25,7 @@
 #include "dest.h"
 #include "log.h"
 #include "real.h"
+#include "retarget.h"
 #include "rng.h"
 #include "runtime.h"
 #include "stats.h"
@@ -167,6 +168,7 @@ static void conclude(int fd, struct rs_fd *e, int err, int64_t now)
 	safety_net(fd, e, false);
 	errno = save;
 	if (err == 0) {
+		rs_retarget_note(e, 0, now);
 		rs_fd_touch(e, now);
 		rs_fd_set_state(e, RS_FD_CONNECTED);
 		if (e->attempt > 1)
@@ -190,6 +192,8 @@ static void after_failure(int fd, struct rs_fd *e, int err, int64_t now)
 
 	if (cls == RS_CLASS_TIMEOUT)
 		rs_stats_add(e->rule, RS_STAT_TIMEOUTS);
+	if (cls != RS_CLASS_NONE)
+		rs_retarget_note(e, err, now);
 	dissolve(fd, e);
 	if (!(cls & s->retry_on) || e->attempt >= s->attempts) {
 		bool retried = e->attempt > 1;
@@ -251,6 +255,8 @@ static void start_attempt(int fd, struct rs_fd *e, int64_t now)
 {
 	uint32_t ct = e->settings->connect_timeout_ms;
 
+	if (e->attempt > 0)
+		rs_retarget_next(fd, e, now);
 	e->attempt++;
 	rs_stats_add(e->rule, RS_STAT_ATTEMPTS);
 	e->attempt_deadline_ms = ct == RS_OFF ? e->deadline_ms :
