@@ -262,11 +262,18 @@ static void start_attempt(int fd, struct rs_fd *e, int64_t now)
 	e->attempt_deadline_ms = ct == RS_OFF ? e->deadline_ms :
 	    rs_clock_min(now + ct, e->deadline_ms);
 	rs_fd_set_state(e, RS_FD_CONNECTING);
-	safety_net(fd, e, true);
 	if (rs_real_connect(fd, (struct sockaddr *)&e->addr, e->addrlen) == 0)
 		conclude(fd, e, 0, now);
 	else if (errno != EINPROGRESS)
 		after_failure(fd, e, errno, now);
+	else if (e->nonblocking || e->blocking_interrupted)
+		/*
+		 * Only an attempt that has to wait, in a wait the library
+		 * may not see, needs the net: a blocking connect waits in
+		 * the library itself.  TCP reads the value at each SYN
+		 * retransmission, so setting it once the SYN is out counts.
+		 */
+		safety_net(fd, e, true);
 }
 
 /* Returns 0 when connected, 1 while in progress, or an errno value. */

@@ -41,6 +41,22 @@ static bool owned_here(void)
 	    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) || was == me;
 }
 
+pid_t rs_fd_owner(void)
+{
+	return __atomic_load_n(&owner, __ATOMIC_ACQUIRE);
+}
+
+void rs_fd_each(void (*fn)(int fd, struct rs_fd *e))
+{
+	for (size_t i = 0; i < RS_FD_CHUNK; i++) {
+		struct rs_fd *c = __atomic_load_n(&chunks[i], __ATOMIC_ACQUIRE);
+
+		for (size_t j = 0; c && j < RS_FD_CHUNK; j++)
+			if (__atomic_load_n(&c[j].state, __ATOMIC_ACQUIRE))
+				fn((int)(i * RS_FD_CHUNK + j), &c[j]);
+	}
+}
+
 void rs_fd_set_owner(void)
 {
 	__atomic_store_n(&owner, (pid_t)syscall(SYS_getpid), __ATOMIC_RELEASE);

@@ -19,6 +19,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/types.h>
 
 #include "names.h"
 #include "policy.h"
@@ -56,6 +58,10 @@ struct rs_fd {
 	bool safety_net_set;		/* TCP_USER_TIMEOUT is ours for now */
 	bool own_tmo_known[2];		/* own_tmo_ms is up to date */
 	uint32_t own_tmo_ms[2];		/* SO_RCVTIMEO, SO_SNDTIMEO; 0 none */
+	struct timeval own_tv[2];	/* the same, as the program set them */
+	bool kt_ours[2];		/* the kernel holds our value (ktimeo) */
+	uint32_t kt_ms[2];		/* that value */
+	pid_t kt_pid;			/* the table owner that set it */
 	unsigned int saved_user_timeout;	/* the program's value */
 	bool read_timed_out;		/* a wait reported a read timeout */
 	bool write_timed_out;		/* a wait reported a write timeout */
@@ -101,6 +107,15 @@ bool rs_fd_same_socket(const struct rs_fd *e, int fd);
  * then, and in a vfork child, calls that would change an entry do nothing.
  */
 void rs_fd_fork_child(void);
+
+/* Returns the process the table belongs to (no system call). */
+pid_t rs_fd_owner(void);
+
+/*
+ * Calls fn for every managed descriptor.  Lock-free; for rare events (an
+ * exec) only: it walks every mapped chunk.
+ */
+void rs_fd_each(void (*fn)(int fd, struct rs_fd *e));
 
 /* Records the calling process as the table's owner (constructor). */
 void rs_fd_set_owner(void);

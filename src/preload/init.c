@@ -6,7 +6,7 @@
  * handlers and, in strict mode, starts the runtime at once (so that a
  * broken policy stops the program at start-up, as RESOLUTE_STRICT
  * promises); everything else starts on first use (runtime.c).  Modules
- * with fork handlers of their own register them themselves (epollrec.c).
+ * with fork handlers of their own register them themselves (epollinst.c).
  * This file has no header: nothing calls into it.
  */
 #include <pthread.h>
@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "fdtable.h"
+#include "log.h"
 #include "names.h"
 #include "rng.h"
 #include "runtime.h"
@@ -30,10 +31,11 @@ static bool env_is(const char *name, const char *value)
 /*
  * The fork child re-seeds its jitter generator, or forked workers would
  * draw the same waits and retry in lock-step.  The names table's lock is
- * taken around fork so that the child never inherits it held.  The
- * descriptor table becomes the child's (a vfork child's never does).  The
- * shared segment needs nothing: a child inherits its mapping whole, or
- * none and maps it itself (machine.h).
+ * taken around fork so that the child never inherits it held, and the
+ * log's small write lock is free in the child.  The descriptor table
+ * becomes the child's (a vfork child's never does).  The shared segment
+ * needs nothing: a child inherits its mapping whole, or none and maps it
+ * itself (machine.h).
  */
 static void fork_prepare(void)
 {
@@ -53,6 +55,7 @@ static void fork_child(void)
 	rs_fd_fork_child();
 	rs_names_fork_child();
 	rs_rng_reseed();
+	rs_log_fork_child();
 }
 
 /* The per-rule summary line (info level) when the process exits. */

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <stdarg.h>
+#include <string.h>
 #include <sys/ioctl.h>
 
 #include "connect.h"
@@ -18,6 +19,7 @@
 #include "guard.h"
 #include "httpio.h"
 #include "io.h"
+#include "ktimeo.h"
 #include "real.h"
 #include "resolve.h"
 #include "wait.h"
@@ -66,6 +68,11 @@ EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len)
 {
 	if (rs_guard_active())
 		return rs_real_connect(fd, sa, len);
+	struct rs_fd *e = rs_fd_get(fd);
+
+	/* A disconnect hands the socket back: the program's timeouts too. */
+	if (e && sa && len >= sizeof(sa_family_t) && sa->sa_family == AF_UNSPEC)
+		rs_ktimeo_release(e, fd);
 	int r = rs_connect(fd, sa, len);
 
 	rs_wait_fd_connect(fd);
@@ -129,9 +136,17 @@ EXPORT int close_range(unsigned first, unsigned last, int flags)
 	return r;
 }
 
-/* After a successful dup, the copy is managed like the original. */
+/*
+ * After a successful dup, the copy is managed like the original.  Copies
+ * share the socket and its options, so the kernel gets the program's own
+ * timeouts back (ktimeo.h); shared sockets take the exact path.
+ */
 static int copied(int from, int to)
 {
+	struct rs_fd *e;
+
+	if (to >= 0 && (e = rs_fd_get(from)))
+		rs_ktimeo_release(e, from);
 	if (to >= 0)
 		rs_fd_copy(from, to);
 	return to;
@@ -211,10 +226,25 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
 	return r;
 }
 
+/* Which direction a socket timeout option is, or -1 for another option. */
+static int timeo_dir(int level, int name)
+{
+	if (level != SOL_SOCKET)
+		return -1;
+	if (name == SO_RCVTIMEO || name == SO_SNDTIMEO)
+		return name == SO_SNDTIMEO;
+#if defined(SO_RCVTIMEO_NEW) && SO_RCVTIMEO_NEW != SO_RCVTIMEO
+	if (name == SO_RCVTIMEO_NEW || name == SO_SNDTIMEO_NEW)
+		return (name == SO_SNDTIMEO_NEW) + 2;
+#endif
+	return -1;
+}
+
 EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 {
 	struct rs_fd *e = managed(fd);
-	int err;
+	int err, dir = timeo_dir(level, name);
+	struct timeval tv;
 
 	if (e && level == SOL_SOCKET && name == SO_ERROR && val && len &&
 	    *len >= sizeof(int) && (err = rs_connect_take_error(e)) >= 0) {
@@ -222,21 +252,31 @@ EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 		*len = sizeof(int);
 		return 0;
 	}
+	/* The program sees its own timeouts, never the library's. */
+	if (e && (dir == 0 || dir == 1) && val && len && *len >= sizeof(tv) &&
+	    rs_ktimeo_own(e, dir, &tv)) {
+		memcpy(val, &tv, sizeof(tv));
+		*len = sizeof(tv);
+		return 0;
+	}
 	return rs_real_getsockopt(fd, level, name, val, len);
 }
 
 /*
- * The io engine caches the program's own SO_RCVTIMEO and SO_SNDTIMEO; any
- * socket-level option set on a managed socket makes it read them again.
+ * The program's own SO_RCVTIMEO and SO_SNDTIMEO are kept by the io engine
+ * (ktimeo.h): the kernel holds them again once set, until the engine
+ * merges its own in.  A 64-bit variant is read back from the kernel.
  */
 EXPORT int setsockopt(int fd, int level, int name, const void *val,
     socklen_t len)
 {
 	int r = rs_real_setsockopt(fd, level, name, val, len);
+	int dir = timeo_dir(level, name);
 	struct rs_fd *e;
 
-	if (r == 0 && level == SOL_SOCKET && (e = rs_fd_get(fd)))
-		e->own_tmo_known[0] = e->own_tmo_known[1] = false;
+	if (r == 0 && dir >= 0 && (e = rs_fd_get(fd)))
+		rs_ktimeo_set_by_program(e, dir & 1, dir < 2 &&
+		    len >= sizeof(struct timeval) ? val : NULL);
 	return r;
 }
 

@@ -65,6 +65,12 @@ int rs_real_setsockopt(int fd, int level, int name, const void *val,
 
 	(void)len;
 	fk_count_call();
+	if (level == SOL_SOCKET && (name == SO_SNDTIMEO ||
+	    name == SO_RCVTIMEO)) {
+		*(name == SO_SNDTIMEO ? &k->sndtimeo : &k->rcvtimeo) =
+		    *(const struct timeval *)val;
+		return 0;
+	}
 	if (level != IPPROTO_TCP || name != TCP_USER_TIMEOUT) {
 		fk_wrong("setsockopt(%d, %d, %d) not modelled", fd, level, name);
 		errno = ENOPROTOOPT;
