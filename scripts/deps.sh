@@ -10,6 +10,8 @@ set -u
 # command to look for).
 PKGS="make gcc libc6-dev libyaml-dev libcmocka-dev nftables iproute2
 netcat-openbsd curl wget nodejs mandoc clang libclang-rt-14-dev valgrind shellcheck cppcheck"
+# Real programs of tests/programs: nginx as a reverse proxy, redis-cli.
+PKGS="$PKGS nginx-light redis-tools"
 
 missing=""
 
