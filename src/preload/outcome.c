@@ -2,8 +2,9 @@
  * outcome.c - what the kernel says about a connect attempt.
  *
  * For TCP the socket's state comes from TCP_INFO, which changes nothing;
- * SO_ERROR, which clears the pending error, is read only once the state
- * says the attempt failed before any byte arrived.  Unix sockets connect
+ * SO_ERROR, which clears the pending error, is read only while the attempt
+ * is still under way or once the state says it failed before any byte
+ * arrived, never when it connected.  Unix sockets connect
  * at once or not at all, and are asked SO_ERROR and getpeername as before.
  */
 #include "outcome.h"
@@ -76,8 +77,16 @@ int rs_outcome_attempt(int fd, int family)
 		return by_peer(fd);
 	switch (ti.tcpi_state) {
 	case TCP_SYN_SENT:
-	case TCP_SYN_RECV:
-		return 1;
+	case TCP_SYN_RECV: {
+		/* An ICMP error that arrives while connect() holds the
+		   socket is only a soft error (tcp_v4_err): poll reports
+		   POLLERR and SO_ERROR returns it, the state stays SYN_SENT
+		   until the next retransmission.  A program would give up
+		   here; so does the attempt. */
+		int err = take_so_error(fd);
+
+		return err ? err : 1;
+	}
 	case TCP_CLOSE:
 		return closed(fd);
 	default:
