@@ -10,7 +10,6 @@
 #include "startenv.h"
 
 #include <pthread.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -63,4 +62,11 @@ const char *rs_startenv_get(const char *name)
 		if (name_len[i] == n && memcmp(vars[i], name, n) == 0)
 			return vars[i] + n + 1;
 	return NULL;
+}
+
+bool rs_startenv_is(const char *name, const char *value)
+{
+	const char *v = rs_startenv_get(name);
+
+	return v && strcmp(v, value) == 0;
 }

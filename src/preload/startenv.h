@@ -10,6 +10,8 @@
 #ifndef RS_STARTENV_H
 #define RS_STARTENV_H
 
+#include <stdbool.h>
+
 /*
  * Copies every RESOLUTE_* variable and JOURNAL_STREAM out of environ, once
  * per process image (later calls do nothing).  Called by the constructor;
@@ -24,5 +26,8 @@ void rs_startenv_capture(void);
  * as long as the process.
  */
 const char *rs_startenv_get(const char *name);
+
+/* Returns whether name was set to exactly value. */
+bool rs_startenv_is(const char *name, const char *value);
 
 #endif /* RS_STARTENV_H */
