@@ -23,6 +23,8 @@ SLACK=${RS_SLACK_MS:-300}
 [ "$SLACK" -lt 300 ] && SLACK=300
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 fails=0
+# shellcheck source=tests/programs/lib.sh
+. "$(dirname "$0")/lib.sh"
 pids=""
 
 if [ ! -x "$NGINX" ] || ! command -v curl >/dev/null 2>&1; then
@@ -41,19 +43,6 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-
-now_ms() {
-	echo $(($(date +%s%N) / 1000000))
-}
-
-ok() {
-	echo "ok    $*"
-}
-
-fail() {
-	echo "FAIL  $*"
-	fails=$((fails + 1))
-}
 
 # free_port: a port nothing listens on (bound and released at once).
 free_port() {

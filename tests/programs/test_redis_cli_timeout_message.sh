@@ -17,6 +17,8 @@ SLACK=${RS_SLACK_MS:-300}
 [ "$SLACK" -lt 300 ] && SLACK=300
 STARTUP=300
 fails=0
+# shellcheck source=tests/programs/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 if ! command -v redis-cli >/dev/null 2>&1; then
 	echo "SKIPPED: redis-cli (redis-tools) not installed"
@@ -34,19 +36,6 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-
-now_ms() {
-	echo $(($(date +%s%N) / 1000000))
-}
-
-ok() {
-	echo "ok    $*"
-}
-
-fail() {
-	echo "FAIL  $*"
-	fails=$((fails + 1))
-}
 
 cat >"$tmp/policy.yaml" <<'YAML'
 version: 1
