@@ -5,9 +5,8 @@
  * Each attempt is a non-blocking kernel connect, so that its timeout is
  * ours to keep precisely, and its outcome is what the kernel says when the
  * library looks (outcome.c), not the clock.  A failed attempt is dissolved
- * with
- * connect(AF_UNSPEC), after which Linux accepts a new connect on the same
- * socket (after a refusal, an unreachable error and an aborted SYN_SENT
+ * with connect(AF_UNSPEC), after which Linux accepts a new connect on the
+ * same socket (after a refusal, an unreachable error and an aborted SYN_SENT
  * alike), so the program's descriptor, options, bindings and epoll
  * registrations all survive the retries.  Nothing here waits: a step
  * makes non-blocking system calls only (connect_wait.c and the waits

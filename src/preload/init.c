@@ -4,9 +4,10 @@
  *
  * The constructor only copies the library's environment variables (so
  * that a program clearing its environment keeps them, SPEC 3), claims the
- * descriptor table, registers the fork handlers and, in strict mode, starts the runtime at once (so that a
- * broken policy stops the program at start-up, as RESOLUTE_STRICT
- * promises); everything else starts on first use (runtime.c).  Modules
+ * descriptor table, registers the fork handlers and, in strict mode,
+ * starts the runtime at once (so that a broken policy stops the program at
+ * start-up, as RESOLUTE_STRICT promises); everything else starts on first
+ * use (runtime.c).  Modules
  * with fork handlers of their own register them themselves (epolltrack.c).
  * This file has no header: nothing calls into it.
  */

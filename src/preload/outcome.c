@@ -4,8 +4,8 @@
  * For TCP the socket's state comes from TCP_INFO, which changes nothing;
  * SO_ERROR, which clears the pending error, is read only while the attempt
  * is still under way or once the state says it failed before any byte
- * arrived, never when it connected.  Unix sockets connect
- * at once or not at all, and are asked SO_ERROR and getpeername as before.
+ * arrived, never when it connected.  Unix sockets connect at once or not
+ * at all, and are asked SO_ERROR and getpeername as before.
  */
 #include "outcome.h"
 
