@@ -92,7 +92,7 @@ static void same_as_bare(const char *mode, const char *want)
 #define SKIP_WITHOUT_NETNS()                                               \
 	do {                                                               \
 		if (!t_netns()) {                                          \
-			print_message("needs scripts/netns.sh (root, nft)\n");\
+			print_message("needs scripts/netns.sh\n");       \
 			skip();                                            \
 		}                                                          \
 	} while (0)
