@@ -176,7 +176,7 @@ static void after_failure(int fd, struct rs_fd *e, int err, int64_t now)
 
 	if (cls == RS_CLASS_TIMEOUT)
 		rs_stats_add(e->rule, RS_STAT_TIMEOUTS);
-	rs_outcome_dissolve(fd, e->addr.ss_family);
+	rs_outcome_dissolve(fd, e->addr.ss_family, err);
 	if (!(cls & s->retry_on) || e->attempt >= s->attempts) {
 		bool retried = e->attempt > 1;
 

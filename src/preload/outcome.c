@@ -1,17 +1,18 @@
 /*
  * outcome.c - what the kernel says about a connect attempt.
  *
- * For TCP the socket's state comes from TCP_INFO, which changes nothing;
- * SO_ERROR, which clears the pending error, is read only while the attempt
- * is still under way or once the state says it failed before any byte
- * arrived, never when it connected.  Unix sockets connect at once or not
- * at all, and are asked SO_ERROR and getpeername as before.
+ * Peer data queued (FIONREAD, which changes nothing) is asked first: then
+ * the connection was established, whatever happened to it since, and its
+ * pending error -- a reset after the data -- stays the program's.  Only
+ * without data are SO_ERROR (which clears the pending error) and
+ * getpeername asked, as for unix sockets, which never carry data before
+ * they connect.
  */
 #include "outcome.h"
 
 #include <errno.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
+#include <stdbool.h>
 #include <sys/ioctl.h>
 
 #include "real.h"
@@ -27,11 +28,26 @@ static int take_so_error(int fd)
 	return err;
 }
 
-/* The unix-socket (and fallback) reading: SO_ERROR, then getpeername. */
-static int by_peer(int fd)
+/* Returns whether bytes from the peer wait in fd's receive queue. */
+static bool peer_data_queued(int fd)
+{
+	int n = 0;
+
+	return rs_real_ioctl(fd, FIONREAD, (uintptr_t)&n) == 0 && n > 0;
+}
+
+/*
+ * SO_ERROR also returns a soft error: an ICMP error that arrives while
+ * connect() holds the socket leaves it in SYN_SENT (tcp_v4_err), poll
+ * reports POLLERR, and a program would give up here; so does the attempt.
+ */
+int rs_outcome_attempt(int fd, int family)
 {
 	struct sockaddr_storage peer;
 	socklen_t plen = sizeof(peer);
+
+	if (family != AF_UNIX && peer_data_queued(fd))
+		return 0;
 	int err = take_so_error(fd);
 
 	if (err)
@@ -41,68 +57,26 @@ static int by_peer(int fd)
 	return errno == ENOTCONN ? 1 : errno;
 }
 
-/* Returns whether bytes from the peer wait in fd's receive queue. */
-static int peer_data_queued(int fd)
-{
-	int n = 0;
-
-	return rs_real_ioctl(fd, FIONREAD, (uintptr_t)&n) == 0 && n > 0;
-}
-
 /*
- * A closed TCP socket either never connected (refused, unreachable, reset
- * at once by a server that accepted: SO_ERROR says which) or connected and
- * was then reset after the peer sent data, which is still queued: then
- * the connect succeeded and the reset is the program's to read.  A closed
- * socket without an error (someone else read it) failed all the same, as
- * the kernel's own connect() then says.
+ * A refusal or a reset comes with the socket already closed by the
+ * kernel; after a timeout (ours) or an ICMP error (soft, see above) the
+ * attempt may still be in SYN_SENT, which AF_UNSPEC aborts.
  */
-static int closed(int fd)
+static bool maybe_syn_sent(int err)
 {
-	if (peer_data_queued(fd))
-		return 0;
-	int err = take_so_error(fd);
-
-	return err ? err : ECONNABORTED;
+	return err != ECONNREFUSED && err != ECONNRESET &&
+	    err != ECONNABORTED;
 }
 
-int rs_outcome_attempt(int fd, int family)
-{
-	struct tcp_info ti;
-	socklen_t len = sizeof(ti);
-
-	if (family == AF_UNIX ||
-	    rs_real_getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 ||
-	    len < 1)
-		return by_peer(fd);
-	switch (ti.tcpi_state) {
-	case TCP_SYN_SENT:
-	case TCP_SYN_RECV: {
-		/* An ICMP error that arrives while connect() holds the
-		   socket is only a soft error (tcp_v4_err): poll reports
-		   POLLERR and SO_ERROR returns it, the state stays SYN_SENT
-		   until the next retransmission.  A program would give up
-		   here; so does the attempt. */
-		int err = take_so_error(fd);
-
-		return err ? err : 1;
-	}
-	case TCP_CLOSE:
-		return closed(fd);
-	default:
-		/* Established, or ended by the peer after that. */
-		return 0;
-	}
-}
-
-void rs_outcome_dissolve(int fd, int family)
+void rs_outcome_dissolve(int fd, int family, int err)
 {
 	struct sockaddr sa = { .sa_family = AF_UNSPEC };
 	int save = errno;
 
 	if (family != AF_UNIX) {
 		rs_real_connect(fd, &sa, sizeof(sa));
-		take_so_error(fd);
+		if (maybe_syn_sent(err))
+			take_so_error(fd);
 	}
 	errno = save;
 }

@@ -24,12 +24,13 @@
 int rs_outcome_attempt(int fd, int family);
 
 /*
- * Dissolves a failed attempt so that the socket can connect again, and
- * leaves no trace: Linux sets ECONNRESET as the pending error when
- * connect(AF_UNSPEC) aborts an attempt in SYN_SENT (tcp_disconnect), which
- * the program would otherwise find in SO_ERROR or its first read or write
- * after the last attempt.  errno is preserved.
+ * Dissolves the attempt on fd, which failed with err, so that the socket
+ * can connect again, and leaves no trace: Linux sets ECONNRESET as the
+ * pending error when connect(AF_UNSPEC) aborts an attempt in SYN_SENT
+ * (tcp_disconnect), which the program would otherwise find in SO_ERROR or
+ * its first read or write after the last attempt; it is read away.  errno
+ * is preserved.
  */
-void rs_outcome_dissolve(int fd, int family);
+void rs_outcome_dissolve(int fd, int family, int err);
 
 #endif /* RS_OUTCOME_H */
