@@ -217,11 +217,12 @@ format: ## reformat the C sources
 format-check:
 	clang-format --dry-run --Werror src/*/*.[ch] tools/*.c
 
-lint: ## cppcheck, shellcheck and the no-interposed-calls rule
+lint: ## cppcheck, shellcheck, the no-interposed-calls rule and the layering
 	cppcheck --quiet --error-exitcode=1 --std=c11 -D_GNU_SOURCE \
 		--suppress=missingIncludeSystem --inline-suppr -Isrc/core -Isrc/preload src tools
 	shellcheck -S warning scripts/*.sh .ci/run tests/programs/*.sh
 	scripts/lint-calls.sh
+	B=$(B) scripts/lint-layers.sh
 
 clean:
 	rm -rf build build-*
