@@ -34,12 +34,18 @@ Q = $(if $(V),,@)
 # cannot include a preload header; `make lint` checks symbols too.
 SRC_CORE    := $(sort $(wildcard src/core/*.c))
 SRC_PRELOAD := $(sort $(wildcard src/preload/*.c))
-OBJ_CORE    := $(patsubst src/%.c,$(B)/obj/%.o,$(SRC_CORE)) \
-	$(B)/obj/core/default_policy.o
+# The HTTP tracker (src/core/http.c) is linked with llhttp into one object
+# whose llhttp symbols are renamed, see $(B)/obj/core/http_llhttp.o below.
+OBJ_CORE    := $(patsubst src/%.c,$(B)/obj/%.o,$(filter-out src/core/http.c,$(SRC_CORE))) \
+	$(B)/obj/core/http_llhttp.o $(B)/obj/core/default_policy.o
 OBJ_PRELOAD := $(patsubst src/%.c,$(B)/obj/%.o,$(SRC_PRELOAD))
 OBJ_LIB     := $(OBJ_CORE) $(OBJ_PRELOAD)
-INC_CORE    := -Isrc/core
-INC_PRELOAD := -Isrc/core -Isrc/preload
+# Debian's node-llhttp ships llhttp's C sources; LLHTTP_SRC/LLHTTP_INC point
+# elsewhere for another copy of the same version.
+LLHTTP_SRC  ?= /usr/share/llhttp
+LLHTTP_INC  ?= /usr/share/include/llhttp
+INC_CORE    := -Isrc/core -I$(LLHTTP_INC)
+INC_PRELOAD := -Isrc/core -Isrc/preload -I$(LLHTTP_INC)
 
 CLI_SRC   := $(sort $(wildcard tools/*.c))
 CLI_OBJ   := $(patsubst tools/%.c,$(B)/obj/tools/%.o,$(CLI_SRC))
@@ -66,7 +72,7 @@ ITEST_BIN := $(patsubst tests/integration/%.c,$(B)/itests/%,$(ITEST_SRC))
 
 .PHONY: all lib cli tests test unit integration demo bench install uninstall \
 	asan valgrind fuzz format format-check lint clean help deps coverage \
-	unit-tests
+	unit-tests deb
 
 all: lib cli ## build build/libresolute.so and build/resolute
 
@@ -83,6 +89,26 @@ $(B)/obj/preload/%.o: src/preload/%.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CPPFLAGS) $(INC_PRELOAD) $(CFLAGS) -MMD -MP -c -o $@ $<
 
+# llhttp (strict mode) as its authors ship it: their code, their warnings,
+# so it is built without ours.  The tracker and llhttp become one object in
+# which every llhttp symbol is renamed rs_llhttp_*: hidden and not exported
+# (libresolute.map) already, the names also cannot meet a host program's own
+# llhttp or http_parser in a static link (the CLI, the tests).
+LLHTTP_OBJ := $(B)/obj/llhttp/llhttp.o $(B)/obj/llhttp/api.o $(B)/obj/llhttp/http.o
+
+$(B)/obj/llhttp/%.o: $(LLHTTP_SRC)/%.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) -DLLHTTP_STRICT_MODE=1 -I$(LLHTTP_INC) $(OPT) -fPIC \
+		-fvisibility=hidden $(SAN) -w -c -o $@ $<
+
+$(B)/obj/core/http_llhttp.o: $(B)/obj/core/http.o $(LLHTTP_OBJ)
+	@$(if $(Q),echo "  LD -r   $@")
+	$(Q)$(CC) -r -nostdlib -o $@.tmp $^
+	$(Q)nm -g --defined-only $@.tmp | awk '$$3 ~ /^llhttp/ { print $$3, "rs_" $$3 }' >$@.syms
+	$(Q)objcopy --redefine-syms=$@.syms $@.tmp $@
+	$(Q)rm -f $@.tmp
+
 # The default policy is compiled in from policy/default.yaml (one source of
 # truth); the assembler's .incbin embeds the file byte for byte.
 $(B)/obj/core/default_policy.o: src/core/default_policy.S policy/default.yaml
@@ -92,7 +118,7 @@ $(B)/obj/core/default_policy.o: src/core/default_policy.S policy/default.yaml
 
 $(B)/libresolute.so: $(OBJ_LIB) src/preload/libresolute.map
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -shared $(SAN) -Wl,--version-script=src/preload/libresolute.map \
+	$(Q)$(CC) -shared $(SAN) $(LDFLAGS) -Wl,--version-script=src/preload/libresolute.map \
 		-Wl,-z,now -Wl,-z,relro -Wl,-soname,libresolute.so \
 		-o $@ $(OBJ_LIB) $(LDLIBS_LIB)
 
@@ -105,7 +131,7 @@ $(B)/obj/tools/%.o: tools/%.c
 
 $(B)/resolute: $(CLI_OBJ) $(OBJ_CORE)
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(OBJ_CORE) $(LDLIBS_CLI)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(OBJ_CORE) $(LDLIBS_CLI)
 
 $(B)/tests/%: tests/unit/%.c $(OBJ_CORE)
 	@mkdir -p $(@D)
@@ -167,6 +193,7 @@ $(B)/bench/%: bench/%.c
 bench: all $(BENCH_BIN) $(B)/itests/peer ## benchmarks: figures with and without the library, as ratios
 	$(Q)if [ -x scripts/bench.sh ]; then scripts/bench.sh; fi
 	$(Q)scripts/bench-sidecar.sh
+	$(Q)scripts/bench-http.sh
 
 # Line coverage of src/ from the unit and engine tests alone (no preloading,
 # no network): an instrumented build of its own, the unit suite, then a
@@ -190,7 +217,7 @@ asan: ## the whole test suite under ASan+UBSan
 valgrind: all tests ## the unit tests under valgrind
 	$(Q)RS_VALGRIND=1 scripts/run-tests.sh unit
 
-fuzz: ## libFuzzer: policy loader and match grammar, FUZZ_SECONDS each (60)
+fuzz: ## libFuzzer: policy loader, match grammar, HTTP tracker; FUZZ_SECONDS each (60)
 	$(Q)B=$(B) FUZZ_SECONDS=$(or $(FUZZ_SECONDS),60) scripts/fuzz.sh
 
 install: all ## install under $(DESTDIR)$(PREFIX)
@@ -210,6 +237,23 @@ uninstall: ## remove what install put (keeps /etc/resolute/policy.yaml)
 		$(DESTDIR)$(DATADIR)/default.yaml \
 		$(DESTDIR)$(MANDIR)/man1/resolute.1 $(DESTDIR)$(MANDIR)/man5/resolute-policy.5
 	-rmdir $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DATADIR) 2>/dev/null
+
+# The package is built from a copy of the tree in $(B)/deb/src, because
+# dpkg-buildpackage writes its results into the parent directory of the
+# tree it builds; the .deb is then copied to $(B)/.  The version is that of
+# debian/changelog, which must agree with VERSION.
+DEB_DIR := $(B)/deb
+
+deb: ## the Debian package: $(B)/resolute_VERSION_ARCH.deb (dpkg-buildpackage)
+	$(Q)v=$$(dpkg-parsechangelog -SVersion) && [ "$$v" = "$(VERSION)" ] || \
+		{ echo "debian/changelog has $$v, VERSION has $(VERSION)" >&2; exit 1; }
+	$(Q)rm -rf $(DEB_DIR) $(B)/resolute_*.deb && mkdir -p $(DEB_DIR)/src
+	$(Q)tar --exclude=./build --exclude='./build-*' --exclude=./.git -cf - . | \
+		tar -C $(DEB_DIR)/src -xf -
+	$(Q)cd $(DEB_DIR)/src && dpkg-buildpackage -b -us -uc >../build.log 2>&1 || \
+		{ tail -40 ../build.log >&2; exit 1; }
+	$(Q)cp $(DEB_DIR)/resolute_*.deb $(B)/
+	$(Q)ls $(B)/resolute_*.deb
 
 format: ## reformat the C sources
 	clang-format -i src/*/*.[ch] tools/*.c tests/unit/*.c tests/integration/*.[ch]

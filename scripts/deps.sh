@@ -1,6 +1,10 @@
 #!/bin/sh
 # deps.sh - makes sure the packages that build and test resolute are here.
 #
+#   scripts/deps.sh        what `make test` needs
+#   scripts/deps.sh deb    also what `make deb` and its check in .ci/run
+#                          need: debhelper, lintian, promtool (prometheus)
+#
 # Debian/Ubuntu.  Fast when everything is present (one dpkg-query call).
 # Missing packages are installed when run as root; otherwise the exact
 # apt-get command is printed and the exit status is 1.
@@ -10,9 +14,13 @@ set -u
 # command to look for).
 PKGS="make gcc libc6-dev libyaml-dev libcmocka-dev nftables iproute2
 netcat-openbsd curl wget nodejs mandoc clang libclang-rt-14-dev valgrind shellcheck cppcheck
-gcovr"
+gcovr node-llhttp php-cli"
 # Real programs of tests/programs: nginx as a reverse proxy, redis-cli.
 PKGS="$PKGS nginx-light redis-tools"
+if [ "${1:-}" = deb ]; then
+	# dpkg-buildpackage also wants build-essential, always.
+	PKGS="$PKGS build-essential dpkg-dev debhelper lintian prometheus"
+fi
 
 missing=""
 

@@ -545,6 +545,7 @@ int rs_cmd_explain(int argc, char **argv)
 		print_settings(r, s);
 		print_budget(r, s);
 		rs_cli_budget_live(p, r, s);
+		rs_cli_explain_http(r, s);
 		print_schedule(s);
 	}
 	rs_policy_free(p);

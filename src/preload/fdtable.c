@@ -115,6 +115,8 @@ static uint64_t inode_of(int fd)
 	return ino;
 }
 
+void (*rs_fd_http_release)(struct rs_fd *e);
+
 struct rs_fd *rs_fd_claim(int fd)
 {
 	if ((unsigned)fd >= RS_FD_MAX || !owned_here())
@@ -126,6 +128,8 @@ struct rs_fd *rs_fd_claim(int fd)
 	struct rs_fd *e = &c[fd % RS_FD_CHUNK];
 
 	__atomic_store_n(&e->state, RS_FD_NONE, __ATOMIC_RELEASE);
+	if (e->http != NULL && rs_fd_http_release != NULL)
+		rs_fd_http_release(e);
 	memset((char *)e + offsetof(struct rs_fd, settings), 0,
 	    sizeof(*e) - offsetof(struct rs_fd, settings));
 	e->ino = inode_of(fd);
@@ -147,9 +151,13 @@ void rs_fd_forget(int fd)
 	    __ATOMIC_ACQUIRE);
 
 	if (c && __atomic_load_n(&c[fd % RS_FD_CHUNK].state, __ATOMIC_ACQUIRE)
-	    && owned_here())
+	    && owned_here()) {
 		__atomic_store_n(&c[fd % RS_FD_CHUNK].state, RS_FD_NONE,
 		    __ATOMIC_RELEASE);
+		if (c[fd % RS_FD_CHUNK].http != NULL &&
+		    rs_fd_http_release != NULL)
+			rs_fd_http_release(&c[fd % RS_FD_CHUNK]);
+	}
 }
 
 void rs_fd_forget_range(unsigned first, unsigned last)
@@ -191,6 +199,9 @@ void rs_fd_copy(int from, int to)
 	    sizeof(*dst) - offsetof(struct rs_fd, settings));
 	uint32_t st = rs_fd_state(src);
 	src->shared = dst->shared = true;
+	/* Two descriptors of one connection: HTTP is no longer followed. */
+	dst->http = NULL;
+	src->http_off = dst->http_off = true;
 	rs_fd_unlock(src);
 	rs_fd_set_state(dst, st);
 }

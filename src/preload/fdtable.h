@@ -34,6 +34,8 @@ enum rs_fd_state {
 	RS_FD_FAILED,		/* gave up: final_error for SO_ERROR */
 };
 
+struct rs_hconn;
+
 struct rs_fd {
 	uint32_t state;			/* enum rs_fd_state, atomic */
 	uint32_t lock;			/* spin lock, see rs_fd_lock() */
@@ -61,7 +63,15 @@ struct rs_fd {
 	uint64_t ino;			/* the socket's inode, 0 if unknown */
 	bool shared;			/* dup'd: `nonblocking` may be stale, as
 					   O_NONBLOCK can change through a copy */
+	struct rs_hconn *http;		/* HTTP retries (httpretry.h), or NULL */
+	bool http_off;			/* never track HTTP here (a dup) */
 };
+
+/*
+ * Set by the HTTP retry engine: releases an entry's HTTP state when the
+ * entry is forgotten or reused, so that the table need not know it.
+ */
+extern void (*rs_fd_http_release)(struct rs_fd *e);
 
 /*
  * Returns the entry of a managed descriptor, or NULL (unmanaged, negative or

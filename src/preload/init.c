@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "budget.h"
 #include "fdtable.h"
 #include "names.h"
 #include "rng.h"
@@ -28,7 +27,9 @@
  * The fork child re-seeds its jitter generator, or forked workers would
  * draw the same waits and retry in lock-step.  The names table's lock is
  * taken around fork so that the child never inherits it held.  The
- * descriptor table becomes the child's (a vfork child's never does).
+ * descriptor table becomes the child's (a vfork child's never does).  The
+ * shared segment needs nothing: a child inherits its mapping whole, or
+ * none and maps it itself (machine.h).
  */
 static void fork_prepare(void)
 {
@@ -48,7 +49,6 @@ static void fork_child(void)
 	rs_fd_fork_child();
 	rs_names_fork_child();
 	rs_rng_reseed();
-	rs_budget_fork_child();
 }
 
 /* The per-rule summary line (info level) when the process exits. */

@@ -16,6 +16,7 @@
 #include "connect_step.h"
 #include "fdtable.h"
 #include "guard.h"
+#include "httpio.h"
 #include "io.h"
 #include "names.h"
 #include "real.h"
@@ -245,7 +246,7 @@ EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? LIBC_RET(rs_io_read(e, fd, buf, n)) :
+	return e ? LIBC_RET(rs_hio_read(e, fd, buf, n)) :
 	    rs_real_read(fd, buf, n);
 }
 
@@ -260,7 +261,7 @@ EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? LIBC_RET(rs_io_readv(e, fd, iov, cnt)) :
+	return e ? LIBC_RET(rs_hio_readv(e, fd, iov, cnt)) :
 	    rs_real_readv(fd, iov, cnt);
 }
 
@@ -268,7 +269,7 @@ EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? LIBC_RET(rs_io_recv(e, fd, buf, n, flags)) :
+	return e ? LIBC_RET(rs_hio_recv(e, fd, buf, n, flags)) :
 	    rs_real_recv(fd, buf, n, flags);
 }
 
@@ -285,7 +286,7 @@ EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? LIBC_RET(rs_io_recvfrom(e, fd, buf, n, flags, sa, len)) :
+	return e ? LIBC_RET(rs_hio_recvfrom(e, fd, buf, n, flags, sa, len)) :
 	    rs_real_recvfrom(fd, buf, n, flags, sa, len);
 }
 
@@ -301,7 +302,7 @@ EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? LIBC_RET(rs_io_recvmsg(e, fd, msg, flags)) :
+	return e ? LIBC_RET(rs_hio_recvmsg(e, fd, msg, flags)) :
 	    rs_real_recvmsg(fd, msg, flags);
 }
 
@@ -310,6 +311,8 @@ EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned n, int flags,
 {
 	struct rs_fd *e = managed(fd);
 
+	if (e && rs_hio_wanted(e))
+		rs_hio_untracked(e);
 	return e ? LIBC_RET(rs_io_recvmmsg(e, fd, v, n, flags, tmo)) :
 	    rs_real_recvmmsg(fd, v, n, flags, tmo);
 }
@@ -318,7 +321,7 @@ EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? LIBC_RET(rs_io_write(e, fd, buf, n)) :
+	return e ? LIBC_RET(rs_hio_write(e, fd, buf, n)) :
 	    rs_real_write(fd, buf, n);
 }
 
@@ -326,7 +329,7 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? LIBC_RET(rs_io_writev(e, fd, iov, cnt)) :
+	return e ? LIBC_RET(rs_hio_writev(e, fd, iov, cnt)) :
 	    rs_real_writev(fd, iov, cnt);
 }
 
@@ -334,7 +337,7 @@ EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? LIBC_RET(rs_io_send(e, fd, buf, n, flags)) :
+	return e ? LIBC_RET(rs_hio_send(e, fd, buf, n, flags)) :
 	    rs_real_send(fd, buf, n, flags);
 }
 
@@ -343,7 +346,7 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? LIBC_RET(rs_io_sendto(e, fd, buf, n, flags, sa, len)) :
+	return e ? LIBC_RET(rs_hio_sendto(e, fd, buf, n, flags, sa, len)) :
 	    rs_real_sendto(fd, buf, n, flags, sa, len);
 }
 
@@ -351,7 +354,7 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? LIBC_RET(rs_io_sendmsg(e, fd, msg, flags)) :
+	return e ? LIBC_RET(rs_hio_sendmsg(e, fd, msg, flags)) :
 	    rs_real_sendmsg(fd, msg, flags);
 }
 
@@ -359,6 +362,8 @@ EXPORT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 {
 	struct rs_fd *e = managed(fd);
 
+	if (e && rs_hio_wanted(e))
+		rs_hio_untracked(e);
 	return e ? LIBC_RET(rs_io_sendmmsg(e, fd, v, n, flags)) :
 	    rs_real_sendmmsg(fd, v, n, flags);
 }
