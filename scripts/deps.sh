@@ -15,6 +15,8 @@ set -u
 PKGS="make gcc libc6-dev libyaml-dev libcmocka-dev nftables iproute2
 netcat-openbsd curl wget nodejs openjdk-17-jdk-headless mandoc clang libclang-rt-14-dev valgrind shellcheck cppcheck
 gcovr node-llhttp php-cli"
+# Real programs of tests/programs: nginx as a reverse proxy, redis-cli.
+PKGS="$PKGS nginx-light redis-tools"
 if [ "${1:-}" = deb ]; then
 	# dpkg-buildpackage also wants build-essential, always.
 	PKGS="$PKGS build-essential dpkg-dev debhelper lintian prometheus"

@@ -247,7 +247,7 @@ EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 	struct timeval tv;
 
 	if (e && level == SOL_SOCKET && name == SO_ERROR && val && len &&
-	    *len >= sizeof(int) && (err = rs_connect_take_error(e)) >= 0) {
+	    *len >= sizeof(int) && (err = rs_connect_so_error(fd, e)) >= 0) {
 		*(int *)val = err;
 		*len = sizeof(int);
 		return 0;
