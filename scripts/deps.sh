@@ -7,9 +7,14 @@
 set -u
 
 # Debian packages checked through dpkg (libraries and headers have no
-# command to look for).
+# command to look for).  The database servers, clients and benchmarks are
+# for the real-service tier (tests/programs/test_services_*.sh); Python's
+# own test suite (for /usr/bin/python3) for scripts/peer-suite.sh.
 PKGS="make gcc libc6-dev libyaml-dev libcmocka-dev nftables iproute2
-netcat-openbsd curl wget nodejs mandoc clang libclang-rt-14-dev valgrind shellcheck cppcheck"
+netcat-openbsd curl wget nodejs mandoc clang libclang-rt-14-dev valgrind shellcheck cppcheck
+procps util-linux
+postgresql postgresql-contrib redis-server redis-tools mariadb-server mariadb-client
+libpython3.11-testsuite"
 
 missing=""
 
