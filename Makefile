@@ -49,7 +49,7 @@ ITEST_SRC := $(sort $(wildcard tests/integration/*.c))
 ITEST_BIN := $(patsubst tests/integration/%.c,$(B)/itests/%,$(ITEST_SRC))
 
 .PHONY: all lib cli tests test unit integration demo bench install uninstall \
-	asan valgrind fuzz format format-check lint clean help deps
+	asan tsan valgrind fuzz format format-check lint clean help deps
 
 all: lib cli ## build build/libresolute.so and build/resolute
 
@@ -141,6 +141,11 @@ asan: ## the whole test suite under ASan+UBSan
 		SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		all tests
 	$(Q)B=build-asan RS_ASAN=1 scripts/run-tests.sh
+
+tsan: ## the threaded integration tests under ThreadSanitizer (build-tsan)
+	$(Q)$(MAKE) --no-print-directory B=build-tsan OPT="-O1 -g" \
+		SAN="-fsanitize=thread -fno-omit-frame-pointer" all tests
+	$(Q)B=build-tsan scripts/tsan.sh
 
 valgrind: all tests ## the unit tests under valgrind
 	$(Q)RS_VALGRIND=1 scripts/run-tests.sh unit
