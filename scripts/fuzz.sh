@@ -14,7 +14,10 @@ B=${B:-build}
 FUZZ_CC=${FUZZ_CC:-clang}
 secs=${FUZZ_SECONDS:-60}
 out="$B/fuzz"
-srcs="src/core/policy.c src/core/policy_yaml.c src/core/sysio.c src/core/default_policy.S"
+srcs="src/core/policy.c src/core/policy_yaml.c src/core/ydoc.c src/core/policy_walk.c
+src/core/policy_keys.c src/core/duration.c src/core/suggest.c src/core/diag.c
+src/core/sysio.c
+src/core/default_policy.S"
 flags="-g -O1 -std=c11 -D_GNU_SOURCE -Isrc/core -Wall -Wextra -Werror
 -Wmissing-prototypes -fno-omit-frame-pointer
 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"

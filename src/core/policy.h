@@ -14,9 +14,7 @@
 #include <sys/socket.h>
 
 #include "backoff.h"
-
-/* A duration set to `off`. */
-#define RS_OFF UINT32_MAX
+#include "duration.h"
 
 /* Failure classes, as named in retry_on. */
 enum rs_class {
@@ -150,8 +148,5 @@ void rs_policy_free(struct rs_policy *p);
 
 /* Returns the name of one class ("refused"), or NULL for none/several. */
 const char *rs_class_name(unsigned c);
-
-/* Formats a duration ("250ms", "1.5s", "2m", "off") into buf; returns buf. */
-char *rs_duration_format(uint32_t ms, char *buf, size_t len);
 
 #endif /* RS_POLICY_H */

@@ -10,23 +10,11 @@
 
 #include <stddef.h>
 
+#include "diag.h"
 #include "policy.h"
 
 /* Largest policy file accepted, in bytes. */
 #define RS_POLICY_MAX_BYTES (1024 * 1024)
-
-struct rs_diag {
-	char *file;
-	unsigned line;		/* 1-based; 0 when the file could not be read */
-	unsigned col;		/* 1-based */
-	char *msg;
-};
-
-struct rs_diags {
-	struct rs_diag *v;
-	size_t n;
-	size_t cap;
-};
 
 /*
  * Loads a policy from a file.  Returns 0 and stores a new policy in *out, or
@@ -43,10 +31,5 @@ int rs_policy_load_buffer(const char *name, const char *buf, size_t len,
 
 /* The same, for the compiled-in copy of policy/default.yaml ("<built-in>"). */
 int rs_policy_load_default(struct rs_policy **out, struct rs_diags *d);
-
-/* Formats diagnostic i as "FILE:LINE:COL: error: MESSAGE" (no newline). */
-int rs_diag_format(const struct rs_diag *dg, char *buf, size_t len);
-
-void rs_diags_free(struct rs_diags *d);
 
 #endif /* RS_POLICY_YAML_H */

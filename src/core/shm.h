@@ -28,7 +28,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "budget.h"
+#include "budget_acct.h"
 #include "policy.h"
 
 #define RS_SHM_DIR "/dev/shm"

@@ -15,36 +15,12 @@
 #ifndef RS_EPOLLTRACK_H
 #define RS_EPOLLTRACK_H
 
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/epoll.h>
 
 /* epoll_ctl, recording registrations of unconnected or managed sockets. */
 int rs_ept_ctl(int epfd, int op, int fd, struct epoll_event *ev);
-
-/* Returns whether any registration is recorded (one atomic load). */
-bool rs_ept_tracking(void);
-
-/*
- * Returns whether a wait on epfd must go through rs_ept_wait(); false
- * costs one atomic load when no managed socket needs looking after.
- */
-bool rs_ept_busy(int epfd);
-
-/*
- * epoll_pwait until the monotonic time end_ms (RS_NEVER: no timeout),
- * driving the pending connects registered in epfd.
- */
-int rs_ept_wait(int epfd, struct epoll_event *ev, int max, int64_t end_ms,
-    const sigset_t *mask);
-
-/*
- * After a plain epoll wait that returned n > 0 events: translates tagged
- * events that slipped in (another thread started a connect meanwhile) and
- * drops internal ones.  Returns the new count.
- */
-int rs_ept_fixup(int epfd, struct epoll_event *ev, int n);
 
 /* fd's connect state changed (a connect() call): re-check its records. */
 void rs_ept_fd_changed(int fd);
@@ -57,10 +33,5 @@ void rs_ept_fd_range_closed(unsigned first, unsigned last);
 
 /* fd names a new file (socket(), accept()): stale records are dropped. */
 void rs_ept_fd_reused(int fd);
-
-/* fork handlers: the child never inherits the registration lock held. */
-void rs_ept_fork_prepare(void);
-void rs_ept_fork_parent(void);
-void rs_ept_fork_child(void);
 
 #endif /* RS_EPOLLTRACK_H */

@@ -132,7 +132,7 @@ struct rs_fd *rs_fd_claim(int fd)
 	return e;
 }
 
-bool rs_fd_is(const struct rs_fd *e, int fd)
+bool rs_fd_same_socket(const struct rs_fd *e, int fd)
 {
 	uint64_t ino = inode_of(fd);
 

@@ -48,10 +48,8 @@ struct rs_fd {
 	int64_t retry_at_ms;		/* BACKOFF: when the next one starts */
 	int64_t deadline_ms;		/* connect_budget and process deadline */
 	uint32_t prev_wait_ms;		/* for decorrelated jitter */
-	int last_error;			/* errno of the last failed attempt */
 	int final_error;		/* FAILED: what SO_ERROR reports */
 	bool blocking_interrupted;	/* a blocking connect got EINTR */
-	bool io_seen;			/* a byte was sent or received */
 	bool nonblocking;		/* O_NONBLOCK, as the program set it */
 	bool safety_net_set;		/* TCP_USER_TIMEOUT is ours for now */
 	bool own_tmo_known[2];		/* own_tmo_ms is up to date */
@@ -86,7 +84,7 @@ struct rs_fd *rs_fd_claim(int fd);
  * only before the library changes what a call does (a wait it would cap),
  * never on the fast path.  True when the inode is unknown.
  */
-bool rs_fd_is(const struct rs_fd *e, int fd);
+bool rs_fd_same_socket(const struct rs_fd *e, int fd);
 
 /*
  * The fork handler of the child: the table is now this process's.  Until

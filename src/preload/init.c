@@ -1,147 +1,31 @@
 /*
- * init.c - lazy start-up: environment, policy, logging, fork handlers.
+ * init.c - the library's hooks into the process: constructor, destructor
+ * and fork handlers.
  *
- * The constructor only registers fork handlers and, in strict mode, checks
- * the policy at once (so that a broken policy stops the program at start-up,
- * as RESOLUTE_STRICT promises).  Everything else happens on first use, under
- * the re-entrancy guard: the policy loader allocates and reads files, and
- * none of that must come back through our wrappers.
+ * The constructor only claims the descriptor table, registers the fork
+ * handlers and, in strict mode, starts the runtime at once (so that a
+ * broken policy stops the program at start-up, as RESOLUTE_STRICT
+ * promises); everything else starts on first use (runtime.c).  Modules
+ * with fork handlers of their own register them themselves (epolltrack.c).
+ * This file has no header: nothing calls into it.
  */
-#include "init.h"
-
-#include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
-#include <unistd.h>
 
 #include "budget.h"
-#include "clock.h"
-#include "default_policy.h"
 #include "fdtable.h"
-#include "guard.h"
-#include "log.h"
-#include "epolltrack.h"
 #include "names.h"
-#include "policy_yaml.h"
 #include "rng.h"
+#include "runtime.h"
 #include "stats.h"
-
-#define EX_CONFIG 78
-#define SYSTEM_POLICY "/etc/resolute/policy.yaml"
-
-static struct rs_runtime runtime;
-static int ready;			/* atomic: runtime is complete */
-static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
-
-const struct rs_runtime *rs_runtime(void)
-{
-	return __atomic_load_n(&ready, __ATOMIC_ACQUIRE) ? &runtime : NULL;
-}
 
 static bool env_is(const char *name, const char *value)
 {
 	const char *v = getenv(name);
 
 	return v && strcmp(v, value) == 0;
-}
-
-/* Logs every diagnostic, once, at error level. */
-static void report(const struct rs_diags *d)
-{
-	char line[512];
-
-	for (size_t i = 0; i < d->n; i++) {
-		rs_diag_format(&d->v[i], line, sizeof(line));
-		rs_log(RS_LOG_ERROR, NULL, "%s", line);
-	}
-}
-
-/*
- * Loads the policy the environment names.  Returns it, or NULL when it is
- * invalid or unreadable (after logging why).
- */
-static struct rs_policy *load_policy(bool secure)
-{
-	const char *path = secure ? NULL : getenv("RESOLUTE_POLICY");
-	struct rs_diags d = { 0 };
-	struct rs_policy *p = NULL;
-	int err;
-
-	if ((!path || !*path) && access(SYSTEM_POLICY, F_OK) == 0)
-		path = SYSTEM_POLICY;
-	if (path && *path)
-		err = rs_policy_load_file(path, &p, &d);
-	else
-		err = rs_policy_load_buffer("<built-in>", rs_default_policy,
-		    (size_t)rs_default_policy_len, &p, &d);
-	if (err) {
-		report(&d);
-		rs_log(RS_LOG_ERROR, NULL, "policy %s unusable; %s",
-		    path ? path : "<built-in>",
-		    env_is("RESOLUTE_STRICT", "1") ?
-			"exiting (RESOLUTE_STRICT=1)" :
-			"passing every call through unchanged");
-		p = NULL;
-	}
-	rs_diags_free(&d);
-	return p;
-}
-
-/* RESOLUTE_DEADLINE: absolute, Unix epoch milliseconds. */
-static int64_t read_deadline(void)
-{
-	const char *v = getenv("RESOLUTE_DEADLINE");
-	char *end;
-
-	if (!v || !*v)
-		return RS_NEVER;
-	errno = 0;
-	long long ms = strtoll(v, &end, 10);
-
-	if (errno || *end || ms <= 0) {
-		rs_log(RS_LOG_WARN, NULL,
-		    "RESOLUTE_DEADLINE=%s is not epoch milliseconds; ignored",
-		    v);
-		return RS_NEVER;
-	}
-	return rs_clock_epoch_to_mono_ms(ms);
-}
-
-static void init_locked(void)
-{
-	int save = errno;
-
-	runtime.secure = getauxval(AT_SECURE) != 0;
-	rs_log_configure(runtime.secure);
-	runtime.deadline_ms = read_deadline();
-	if (!env_is("RESOLUTE_DISABLE", "1")) {
-		runtime.policy = load_policy(runtime.secure);
-		if (!runtime.policy && env_is("RESOLUTE_STRICT", "1"))
-			_exit(EX_CONFIG);
-		runtime.active = runtime.policy != NULL;
-		if (runtime.active)
-			rs_stats_init(runtime.policy);
-	}
-	errno = save;
-}
-
-const struct rs_runtime *rs_init(void)
-{
-	const struct rs_runtime *r = rs_runtime();
-
-	if (r)
-		return r;
-	rs_guard_enter();
-	pthread_mutex_lock(&init_lock);
-	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
-		init_locked();
-		__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
-	}
-	pthread_mutex_unlock(&init_lock);
-	rs_guard_leave();
-	return &runtime;
 }
 
 /*
@@ -152,22 +36,19 @@ const struct rs_runtime *rs_init(void)
  */
 static void fork_prepare(void)
 {
-	pthread_mutex_lock(&init_lock);
-	rs_ept_fork_prepare();
+	rs_runtime_fork_prepare();
 	rs_names_fork_prepare();
 }
 
 static void fork_parent(void)
 {
 	rs_names_fork_parent();
-	rs_ept_fork_parent();
-	pthread_mutex_unlock(&init_lock);
+	rs_runtime_fork_release();
 }
 
 static void fork_child(void)
 {
-	pthread_mutex_unlock(&init_lock);
-	rs_ept_fork_child();
+	rs_runtime_fork_release();
 	rs_fd_fork_child();
 	rs_names_fork_child();
 	rs_rng_reseed();
@@ -177,7 +58,7 @@ static void fork_child(void)
 /* The per-rule summary line (info level) when the process exits. */
 __attribute__((destructor)) static void rs_destructor(void)
 {
-	if (rs_runtime())
+	if (rs_runtime_peek())
 		rs_stats_log_summary();
 }
 
@@ -186,5 +67,5 @@ __attribute__((constructor)) static void rs_constructor(void)
 	rs_fd_set_owner();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	if (env_is("RESOLUTE_STRICT", "1") && !env_is("RESOLUTE_DISABLE", "1"))
-		rs_init();
+		rs_runtime_get();
 }

@@ -13,6 +13,7 @@
 #include <sys/ioctl.h>
 
 #include "connect.h"
+#include "connect_step.h"
 #include "fdtable.h"
 #include "guard.h"
 #include "io.h"
@@ -37,7 +38,7 @@ int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
  * On success errno is left as the program had it: an engine may have met
  * EAGAIN on its way (a non-blocking first try) before succeeding.
  */
-#define RET(expr)                                                       \
+#define LIBC_RET(expr)                                                  \
 	({                                                              \
 		int save_ = errno;                                      \
 		__typeof__(expr) r_ = (expr);                           \
@@ -67,7 +68,7 @@ EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len)
 	int r = rs_connect(fd, sa, len);
 
 	rs_wait_fd_connect(fd);
-	return RET(r);
+	return LIBC_RET(r);
 }
 
 /* A new descriptor may reuse the number of one closed behind our back. */
@@ -244,7 +245,8 @@ EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? RET(rs_io_read(e, fd, buf, n)) : rs_real_read(fd, buf, n);
+	return e ? LIBC_RET(rs_io_read(e, fd, buf, n)) :
+	    rs_real_read(fd, buf, n);
 }
 
 EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
@@ -258,7 +260,7 @@ EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? RET(rs_io_readv(e, fd, iov, cnt)) :
+	return e ? LIBC_RET(rs_io_readv(e, fd, iov, cnt)) :
 	    rs_real_readv(fd, iov, cnt);
 }
 
@@ -266,7 +268,7 @@ EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? RET(rs_io_recv(e, fd, buf, n, flags)) :
+	return e ? LIBC_RET(rs_io_recv(e, fd, buf, n, flags)) :
 	    rs_real_recv(fd, buf, n, flags);
 }
 
@@ -283,7 +285,7 @@ EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? RET(rs_io_recvfrom(e, fd, buf, n, flags, sa, len)) :
+	return e ? LIBC_RET(rs_io_recvfrom(e, fd, buf, n, flags, sa, len)) :
 	    rs_real_recvfrom(fd, buf, n, flags, sa, len);
 }
 
@@ -299,7 +301,7 @@ EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? RET(rs_io_recvmsg(e, fd, msg, flags)) :
+	return e ? LIBC_RET(rs_io_recvmsg(e, fd, msg, flags)) :
 	    rs_real_recvmsg(fd, msg, flags);
 }
 
@@ -308,7 +310,7 @@ EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned n, int flags,
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? RET(rs_io_recvmmsg(e, fd, v, n, flags, tmo)) :
+	return e ? LIBC_RET(rs_io_recvmmsg(e, fd, v, n, flags, tmo)) :
 	    rs_real_recvmmsg(fd, v, n, flags, tmo);
 }
 
@@ -316,7 +318,7 @@ EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? RET(rs_io_write(e, fd, buf, n)) :
+	return e ? LIBC_RET(rs_io_write(e, fd, buf, n)) :
 	    rs_real_write(fd, buf, n);
 }
 
@@ -324,7 +326,7 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? RET(rs_io_writev(e, fd, iov, cnt)) :
+	return e ? LIBC_RET(rs_io_writev(e, fd, iov, cnt)) :
 	    rs_real_writev(fd, iov, cnt);
 }
 
@@ -332,7 +334,7 @@ EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? RET(rs_io_send(e, fd, buf, n, flags)) :
+	return e ? LIBC_RET(rs_io_send(e, fd, buf, n, flags)) :
 	    rs_real_send(fd, buf, n, flags);
 }
 
@@ -341,7 +343,7 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? RET(rs_io_sendto(e, fd, buf, n, flags, sa, len)) :
+	return e ? LIBC_RET(rs_io_sendto(e, fd, buf, n, flags, sa, len)) :
 	    rs_real_sendto(fd, buf, n, flags, sa, len);
 }
 
@@ -349,7 +351,7 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? RET(rs_io_sendmsg(e, fd, msg, flags)) :
+	return e ? LIBC_RET(rs_io_sendmsg(e, fd, msg, flags)) :
 	    rs_real_sendmsg(fd, msg, flags);
 }
 
@@ -357,7 +359,7 @@ EXPORT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? RET(rs_io_sendmmsg(e, fd, v, n, flags)) :
+	return e ? LIBC_RET(rs_io_sendmmsg(e, fd, v, n, flags)) :
 	    rs_real_sendmmsg(fd, v, n, flags);
 }
 
@@ -367,7 +369,7 @@ EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 {
 	if (rs_guard_active())
 		return rs_real_poll(fds, n, timeout_ms);
-	return RET(rs_wait_poll(fds, n, timeout_ms));
+	return LIBC_RET(rs_wait_poll(fds, n, timeout_ms));
 }
 
 EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout_ms,
@@ -383,7 +385,7 @@ EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 {
 	if (rs_guard_active())
 		return rs_real_ppoll(fds, n, tmo, mask);
-	return RET(rs_wait_ppoll(fds, n, tmo, mask));
+	return LIBC_RET(rs_wait_ppoll(fds, n, tmo, mask));
 }
 
 EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n,
@@ -398,7 +400,7 @@ EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *x, struct timeval *tmo)
 {
 	if (rs_guard_active())
 		return rs_real_select(n, r, w, x, tmo);
-	return RET(rs_wait_select(n, r, w, x, tmo));
+	return LIBC_RET(rs_wait_select(n, r, w, x, tmo));
 }
 
 EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *x,
@@ -406,21 +408,21 @@ EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *x,
 {
 	if (rs_guard_active())
 		return rs_real_pselect(n, r, w, x, tmo, mask);
-	return RET(rs_wait_pselect(n, r, w, x, tmo, mask));
+	return LIBC_RET(rs_wait_pselect(n, r, w, x, tmo, mask));
 }
 
 EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
 	if (rs_guard_active())
 		return rs_real_epoll_ctl(epfd, op, fd, ev);
-	return RET(rs_wait_epoll_ctl(epfd, op, fd, ev));
+	return LIBC_RET(rs_wait_epoll_ctl(epfd, op, fd, ev));
 }
 
 EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int tmo)
 {
 	if (rs_guard_active())
 		return rs_real_epoll_wait(epfd, ev, max, tmo);
-	return RET(rs_wait_epoll_wait(epfd, ev, max, tmo));
+	return LIBC_RET(rs_wait_epoll_wait(epfd, ev, max, tmo));
 }
 
 EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int tmo,
@@ -428,7 +430,7 @@ EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int tmo,
 {
 	if (rs_guard_active())
 		return rs_real_epoll_pwait(epfd, ev, max, tmo, mask);
-	return RET(rs_wait_epoll_pwait(epfd, ev, max, tmo, mask));
+	return LIBC_RET(rs_wait_epoll_pwait(epfd, ev, max, tmo, mask));
 }
 
 EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max,
@@ -436,7 +438,7 @@ EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max,
 {
 	if (rs_guard_active())
 		return rs_real_epoll_pwait2(epfd, ev, max, tmo, mask);
-	return RET(rs_wait_epoll_pwait2(epfd, ev, max, tmo, mask));
+	return LIBC_RET(rs_wait_epoll_pwait2(epfd, ev, max, tmo, mask));
 }
 
 /* ---- name resolution: learn address -> name for host rules ---- */

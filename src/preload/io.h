@@ -41,21 +41,4 @@ ssize_t rs_io_sendmsg(struct rs_fd *e, int fd, const struct msghdr *msg,
 int rs_io_sendmmsg(struct rs_fd *e, int fd, struct mmsghdr *v, unsigned n,
     int flags);
 
-/*
- * For waits: returns the monotonic time at which a wait for `events`
- * (POLLIN and/or POLLOUT) on the connected socket e would time out under
- * read_timeout/write_timeout and the process deadline, or RS_NEVER.
- */
-int64_t rs_io_wait_deadline(const struct rs_fd *e, short events, int64_t now);
-
-/*
- * For waits: that time has passed with no event.  Marks e so that the next
- * read (write) fails with ETIMEDOUT (once; the flag is then cleared) and
- * returns the events to report (POLLIN and/or POLLOUT, as asked).  Returns
- * 0 for a direction whose time has not in fact come (another thread's
- * activity on the socket moved it): the caller should wait on.  Each
- * timeout is logged once, here.
- */
-short rs_io_wait_expired(struct rs_fd *e, short events, int64_t now);
-
 #endif /* RS_IO_H */

@@ -13,6 +13,7 @@
 #ifndef RS_REAL_H
 #define RS_REAL_H
 
+#include <errno.h>
 #include <netdb.h>
 #include <poll.h>
 #include <signal.h>
@@ -81,5 +82,12 @@ int rs_real_gethostbyname_r(const char *name, struct hostent *ret, char *buf,
     size_t len, struct hostent **result, int *h_errnop);
 int rs_real_gethostbyname2_r(const char *name, int af, struct hostent *ret,
     char *buf, size_t len, struct hostent **result, int *h_errnop);
+
+/*
+ * A real call's result with its -1/errno turned into -errno, the engines'
+ * convention (interpose.c's LIBC_RET() converts back at the boundary).
+ */
+#define RS_NEG_ERRNO(call) \
+	({ __typeof__(call) r_ = (call); r_ < 0 ? -errno : r_; })
 
 #endif /* RS_REAL_H */

@@ -20,10 +20,11 @@
 #include <string.h>
 
 #include "clock.h"
-#include "connect.h"
+#include "connect_step.h"
 #include "epolltrack.h"
+#include "epollwait.h"
 #include "fdtable.h"
-#include "io.h"
+#include "io_timeout.h"
 #include "real.h"
 
 /* Waits with up to this many involved descriptors need no allocation. */
@@ -32,7 +33,7 @@
 #define ULBITS (CHAR_BIT * sizeof(unsigned long))
 
 /* One pollfd entry the library looks after during a wait. */
-struct item {
+struct watched {
 	nfds_t idx;		/* its index in the program's array */
 	struct rs_fd *e;
 	int fd;			/* the program's fd and events, restored */
@@ -49,7 +50,7 @@ struct pwait {
 	nfds_t n;
 	int64_t end_ms;		/* RS_NEVER: no timeout */
 	const sigset_t *mask;
-	struct item *items;
+	struct watched *items;
 	size_t count;
 };
 
@@ -75,7 +76,7 @@ static bool involved(const struct rs_fd *e, short events, int64_t now)
 }
 
 /* Counts the involved entries; fills items when it is not NULL. */
-static size_t scan(const struct pollfd *fds, nfds_t n, struct item *items)
+static size_t scan(const struct pollfd *fds, nfds_t n, struct watched *items)
 {
 	size_t count = 0;
 	int64_t now = 0;
@@ -90,7 +91,7 @@ static size_t scan(const struct pollfd *fds, nfds_t n, struct item *items)
 		if (!involved(e, fds[i].events, now))
 			continue;
 		if (items)
-			items[count] = (struct item){ .idx = i, .e = e,
+			items[count] = (struct watched){ .idx = i, .e = e,
 				.fd = fds[i].fd, .events = fds[i].events };
 		count++;
 	}
@@ -102,7 +103,7 @@ static size_t scan(const struct pollfd *fds, nfds_t n, struct item *items)
  * POLLOUT during an attempt, nothing (a negative fd) during a backoff.
  * Returns false when the connect has finished.
  */
-static bool prepare_connect(struct item *it, struct pollfd *p, int64_t now,
+static bool prepare_connect(struct watched *it, struct pollfd *p, int64_t now,
     int64_t *next)
 {
 	enum rs_connect_want w = rs_connect_step(it->fd, it->e, 0, now);
@@ -121,7 +122,7 @@ static bool prepare_connect(struct item *it, struct pollfd *p, int64_t now,
 }
 
 /* Readies one item for the next real wait; *zero: do not block. */
-static void prepare(struct item *it, struct pollfd *p, int64_t now,
+static void ready_item(struct watched *it, struct pollfd *p, int64_t now,
     int64_t *next, bool *zero)
 {
 	struct rs_fd *e = it->e;
@@ -167,7 +168,7 @@ static void restore(struct pwait *w)
  * event on an attempt in flight, or its timeout, steps the connect; only
  * its end is reported.
  */
-static void collect(struct item *it, struct pollfd *p, int64_t now)
+static void translate_item(struct watched *it, struct pollfd *p, int64_t now)
 {
 	short got = p->revents;
 
@@ -219,7 +220,7 @@ static int poll_loop(struct pwait *w)
 		bool zero = false;
 
 		for (size_t i = 0; i < w->count; i++)
-			prepare(&w->items[i], &w->fds[w->items[i].idx], now,
+			ready_item(&w->items[i], &w->fds[w->items[i].idx], now,
 			    &next, &zero);
 		int r = real_wait(w, zero ? 0 :
 		    rs_clock_remaining_ms(next, now));
@@ -230,7 +231,8 @@ static int poll_loop(struct pwait *w)
 			return -err;
 		now = rs_clock_now_ms();
 		for (size_t i = 0; i < w->count; i++)
-			collect(&w->items[i], &w->fds[w->items[i].idx], now);
+			translate_item(&w->items[i], &w->fds[w->items[i].idx],
+			    now);
 		r = count_ready(w->fds, w->n);
 		if (r > 0 || now >= w->end_ms)
 			return r;
@@ -241,7 +243,7 @@ static int poll_loop(struct pwait *w)
 static int poll_common(struct pollfd *fds, nfds_t n, int64_t end_ms,
     const sigset_t *mask)
 {
-	struct item stack[STACK_ITEMS];
+	struct watched stack[STACK_ITEMS];
 	struct pwait w = { .fds = fds, .n = n, .end_ms = end_ms,
 		.mask = mask, .items = stack };
 

@@ -1,0 +1,368 @@
+/*
+ * connect_step.c - the state machine of one logical connect: attempts,
+ * their outcome, the decision to retry, and the log lines about them.
+ *
+ * Each attempt is a non-blocking kernel connect, so that its timeout is
+ * ours to keep precisely.  A failed attempt is dissolved with
+ * connect(AF_UNSPEC), after which Linux accepts a new connect on the same
+ * socket (after a refusal, an unreachable error and an aborted SYN_SENT
+ * alike), so the program's descriptor, options, bindings and epoll
+ * registrations all survive the retries.  Nothing here waits: a step
+ * makes non-blocking system calls only (connect_wait.c and the waits
+ * drive the steps).
+ */
+#include "connect_step.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "budget.h"
+#include "clock.h"
+#include "dest.h"
+#include "log.h"
+#include "real.h"
+#include "rng.h"
+#include "runtime.h"
+#include "stats.h"
+
+unsigned rs_connect_classify(int err, int family)
+{
+	switch (err) {
+	case ECONNREFUSED:
+		return RS_CLASS_REFUSED;
+	case ENOENT:
+	case EAGAIN:
+		return family == AF_UNIX ? RS_CLASS_REFUSED : RS_CLASS_NONE;
+	case ETIMEDOUT:
+		return RS_CLASS_TIMEOUT;
+	case ENETUNREACH:
+	case EHOSTUNREACH:
+	case ENETDOWN:
+	case EHOSTDOWN:
+		return RS_CLASS_UNREACHABLE;
+	case ECONNRESET:
+	case ECONNABORTED:
+		return RS_CLASS_RESET;
+	default:
+		return RS_CLASS_NONE;
+	}
+}
+
+/* Short, lower-case descriptions for the log, as the SPEC's examples. */
+static const char *describe(int err)
+{
+	switch (err) {
+	case ECONNREFUSED:
+		return "connection refused";
+	case ETIMEDOUT:
+		return "timed out";
+	case ENETUNREACH:
+		return "network unreachable";
+	case EHOSTUNREACH:
+		return "host unreachable";
+	case ENETDOWN:
+		return "network down";
+	case EHOSTDOWN:
+		return "host down";
+	case ECONNRESET:
+		return "connection reset";
+	case ECONNABORTED:
+		return "connection aborted";
+	case ENOENT:
+		return "no such socket file";
+	case EAGAIN:
+		return "listener backlog full";
+	default:
+		return strerror(err);
+	}
+}
+
+/* Logs the outcome of attempt e->attempt; wait_ms < 0: no retry follows. */
+static void log_attempt(enum rs_log_level lv, const struct rs_fd *e, int err,
+    int64_t wait_ms, const char *event, const char *tail)
+{
+	struct rs_dest d;
+
+	if (!rs_log_enabled(lv))
+		return;
+	struct rs_log_fields f = rs_dest_log_fields(e, &d, event);
+	const char *dest = d.text;
+
+	f.attempt = (int)e->attempt;
+	f.attempts = (int)e->settings->attempts;
+	f.error = err ? describe(err) : NULL;
+	f.wait_ms = wait_ms;
+	if (wait_ms >= 0)
+		rs_log(lv, &f, "connect %s attempt %u/%u failed: %s; "
+		    "retrying in %lld ms", dest, e->attempt,
+		    e->settings->attempts, describe(err), (long long)wait_ms);
+	else if (err)
+		rs_log(lv, &f, "connect %s attempt %u/%u failed: %s%s", dest,
+		    e->attempt, e->settings->attempts, describe(err), tail);
+	else
+		rs_log(lv, &f, "connect %s succeeded on attempt %u/%u", dest,
+		    e->attempt, e->settings->attempts);
+}
+
+/*
+ * Undoes a failed attempt so that the socket can connect again.  For TCP an
+ * attempt still in SYN_SENT must be aborted; after a refusal the socket is
+ * already closed and AF_UNSPEC is harmless.  Unix sockets never stay half
+ * connected.
+ */
+static void dissolve(int fd, const struct rs_fd *e)
+{
+	struct sockaddr sa = { .sa_family = AF_UNSPEC };
+	int save = errno;
+
+	if (e->addr.ss_family != AF_UNIX)
+		rs_real_connect(fd, &sa, sizeof(sa));
+	errno = save;
+}
+
+/*
+ * The kernel's own safety net: while attempts are under way, TCP gives up a
+ * connect by itself shortly after connect_timeout (TCP_USER_TIMEOUT covers
+ * SYN retransmissions too), so that a wait the library cannot see -- an
+ * io_uring poll, a socket handed to another process -- still ends.  The
+ * margin lets our own timer act first.  The program's value is restored
+ * once the logical connect ends.
+ */
+#define SAFETY_MARGIN_MS 250
+
+static void safety_net(int fd, struct rs_fd *e, bool on)
+{
+	uint32_t ct = e->settings->connect_timeout_ms;
+	unsigned int v;
+	socklen_t len = sizeof(v);
+
+	if (e->addr.ss_family == AF_UNIX || ct == RS_OFF)
+		return;
+	if (on && !e->safety_net_set) {
+		if (rs_real_getsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &v,
+			&len) < 0)
+			return;
+		e->saved_user_timeout = v;
+		v = ct + SAFETY_MARGIN_MS;
+		if (rs_real_setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &v,
+			sizeof(v)) == 0)
+			e->safety_net_set = true;
+	} else if (!on && e->safety_net_set) {
+		v = e->saved_user_timeout;
+		rs_real_setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &v,
+		    sizeof(v));
+		e->safety_net_set = false;
+	}
+}
+
+/* Ends the logical connect with err (0: connected). */
+static void conclude(int fd, struct rs_fd *e, int err, int64_t now)
+{
+	int save = errno;
+
+	safety_net(fd, e, false);
+	errno = save;
+	if (err == 0) {
+		rs_fd_touch(e, now);
+		rs_fd_set_state(e, RS_FD_CONNECTED);
+		if (e->attempt > 1)
+			log_attempt(RS_LOG_INFO, e, 0, -1, "connected", "");
+		return;
+	}
+	e->final_error = err;
+	rs_stats_add(e->rule, RS_STAT_GIVE_UPS);
+	rs_fd_set_state(e, RS_FD_FAILED);
+}
+
+/*
+ * Decides what follows the failure err of the current attempt: a backoff
+ * (state BACKOFF) or the end (state FAILED).
+ */
+static void after_failure(int fd, struct rs_fd *e, int err, int64_t now)
+{
+	const struct rs_settings *s = e->settings;
+	const struct rs_runtime *rt = rs_runtime_peek();
+	unsigned cls = rs_connect_classify(err, e->addr.ss_family);
+
+	if (cls == RS_CLASS_TIMEOUT)
+		rs_stats_add(e->rule, RS_STAT_TIMEOUTS);
+	dissolve(fd, e);
+	if (!(cls & s->retry_on) || e->attempt >= s->attempts) {
+		bool retried = e->attempt > 1;
+
+		log_attempt(retried || cls == RS_CLASS_TIMEOUT ? RS_LOG_WARN :
+			RS_LOG_INFO, e, err, -1, "give_up",
+		    retried ? "; giving up" : "");
+		conclude(fd, e, err, now);
+		return;
+	}
+	uint32_t wait = rs_backoff_wait_ms(&s->backoff, e->attempt - 1,
+	    rs_rng_uniform(), e->prev_wait_ms);
+
+	if (now + wait >= e->deadline_ms) {
+		log_attempt(RS_LOG_WARN, e, err, -1, "deadline",
+		    "; no time left for another attempt");
+		conclude(fd, e, ETIMEDOUT, now);
+		return;
+	}
+	if (!rs_budget_take_retry(rt->policy, e->rule, s, now)) {
+		rs_stats_add(e->rule, RS_STAT_BUDGET_DENIALS);
+		log_attempt(RS_LOG_WARN, e, err, -1, "budget_exhausted",
+		    "; retry budget exhausted");
+		conclude(fd, e, err, now);
+		return;
+	}
+	rs_stats_add(e->rule, RS_STAT_RETRIES);
+	log_attempt(RS_LOG_WARN, e, err, wait, "retry", "");
+	e->prev_wait_ms = wait;
+	e->retry_at_ms = now + wait;
+	rs_fd_set_state(e, RS_FD_BACKOFF);
+}
+
+/*
+ * Ends the logical connect with ETIMEDOUT because the budget or the process
+ * deadline has passed before the next attempt could start: a SYN sent now
+ * could only be abandoned (on loopback it would even complete a handshake
+ * the server then sees reset), so none is sent.
+ */
+static void out_of_time(int fd, struct rs_fd *e, int64_t now)
+{
+	struct rs_dest d;
+
+	if (rs_log_enabled(RS_LOG_WARN)) {
+		struct rs_log_fields f = rs_dest_log_fields(e, &d, "deadline");
+
+		f.attempt = (int)e->attempt + 1;
+		f.attempts = (int)e->settings->attempts;
+		f.error = describe(ETIMEDOUT);
+		rs_log(RS_LOG_WARN, &f, "connect %s: no time left for "
+		    "attempt %u/%u", d.text, e->attempt + 1,
+		    e->settings->attempts);
+	}
+	conclude(fd, e, ETIMEDOUT, now);
+}
+
+/* Starts attempt e->attempt + 1 on a socket that is non-blocking now. */
+static void start_attempt(int fd, struct rs_fd *e, int64_t now)
+{
+	uint32_t ct = e->settings->connect_timeout_ms;
+
+	e->attempt++;
+	rs_stats_add(e->rule, RS_STAT_ATTEMPTS);
+	e->attempt_deadline_ms = ct == RS_OFF ? e->deadline_ms :
+	    rs_clock_min(now + ct, e->deadline_ms);
+	rs_fd_set_state(e, RS_FD_CONNECTING);
+	safety_net(fd, e, true);
+	if (rs_real_connect(fd, (struct sockaddr *)&e->addr, e->addrlen) == 0)
+		conclude(fd, e, 0, now);
+	else if (errno != EINPROGRESS)
+		after_failure(fd, e, errno, now);
+}
+
+/* Returns 0 when connected, 1 while in progress, or an errno value. */
+static int attempt_result(int fd)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+	struct sockaddr_storage peer;
+	socklen_t plen = sizeof(peer);
+
+	if (rs_real_getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		return errno;
+	if (err)
+		return err;
+	if (getpeername(fd, (struct sockaddr *)&peer, &plen) == 0)
+		return 0;
+	return errno == ENOTCONN ? 1 : errno;
+}
+
+/* What the connect wants, read from its state alone. */
+static enum rs_connect_want want_of(const struct rs_fd *e)
+{
+	enum rs_fd_state st = rs_fd_state(e);
+
+	if (st == RS_FD_CONNECTING)
+		return RS_WANT_WRITABLE;
+	return st == RS_FD_BACKOFF ? RS_WANT_TIMER : RS_WANT_NOTHING;
+}
+
+/*
+ * A step makes system calls and may write a log line, so another thread
+ * already stepping the same socket is not waited for: this one reports
+ * the state as it stands, and its wait looks again soon after.
+ */
+enum rs_connect_want rs_connect_step(int fd, struct rs_fd *e, int ready,
+    int64_t now)
+{
+	int save = errno;
+
+	if (!rs_fd_trylock(e))
+		return want_of(e);
+	for (;;) {
+		enum rs_fd_state st = rs_fd_state(e);
+
+		if (st == RS_FD_BACKOFF && now >= e->retry_at_ms) {
+			if (now >= e->deadline_ms)
+				out_of_time(fd, e, now);
+			else
+				start_attempt(fd, e, now);
+			ready = 0;
+			continue;
+		}
+		if (st == RS_FD_CONNECTING && ready) {
+			int r = attempt_result(fd);
+
+			ready = 0;
+			if (r == 0)
+				conclude(fd, e, 0, now);
+			else if (r != 1)
+				after_failure(fd, e, r, now);
+			continue;
+		}
+		if (st == RS_FD_CONNECTING && now >= e->attempt_deadline_ms) {
+			after_failure(fd, e, ETIMEDOUT, now);
+			continue;
+		}
+		break;
+	}
+	enum rs_connect_want want = want_of(e);
+
+	rs_fd_unlock(e);
+	errno = save;
+	return want;
+}
+
+int64_t rs_connect_next_ms(const struct rs_fd *e)
+{
+	switch (rs_fd_state(e)) {
+	case RS_FD_CONNECTING:
+		return e->attempt_deadline_ms;
+	case RS_FD_BACKOFF:
+		return e->retry_at_ms;
+	default:
+		return RS_NEVER;
+	}
+}
+
+short rs_connect_revents(const struct rs_fd *e)
+{
+	if (rs_fd_state(e) == RS_FD_FAILED)
+		return POLLOUT | POLLERR | POLLHUP;
+	return POLLOUT;
+}
+
+int rs_connect_take_error(struct rs_fd *e)
+{
+	if (rs_fd_state(e) != RS_FD_FAILED)
+		return -1;
+	rs_fd_lock(e);
+	int err = e->final_error;
+
+	e->final_error = 0;
+	rs_fd_unlock(e);
+	return err;
+}

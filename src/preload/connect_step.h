@@ -1,0 +1,57 @@
+/*
+ * connect_step.h - the state machine of one logical connect.
+ *
+ * A managed socket's connect() becomes up to `attempts` kernel connects on
+ * the same descriptor, each bounded by connect_timeout, separated by
+ * backoff waits, all bounded by connect_budget and the process deadline.
+ * rs_connect_step() advances it as far as it can without blocking; the
+ * blocking driver (connect_wait.h) and the waits (wait.c, epolltrack.c)
+ * call it when time passes or the socket is reported.  Thread-safe per
+ * descriptor: the entry's lock is held only inside a step.
+ */
+#ifndef RS_CONNECT_STEP_H
+#define RS_CONNECT_STEP_H
+
+#include <stdint.h>
+
+#include "fdtable.h"
+
+/* What a pending connect wants from the wait that drives it. */
+enum rs_connect_want {
+	RS_WANT_NOTHING,	/* finished: report rs_connect_revents() */
+	RS_WANT_WRITABLE,	/* an attempt is in flight: watch for POLLOUT */
+	RS_WANT_TIMER,		/* backing off: hide the socket until then */
+};
+
+/*
+ * Advances the pending connect of e (state CONNECTING or BACKOFF) as far as
+ * it can without blocking.  ready is true when a wait reported the socket
+ * (writable, error or hang-up).  Returns what the connect wants next.
+ */
+enum rs_connect_want rs_connect_step(int fd, struct rs_fd *e, int ready,
+    int64_t now_ms);
+
+/*
+ * Returns the monotonic time at which the pending connect next needs a
+ * step even without an event (attempt timeout or end of backoff), or
+ * RS_NEVER when it is finished.
+ */
+int64_t rs_connect_next_ms(const struct rs_fd *e);
+
+/*
+ * For a finished connect, the poll events the program should see: POLLOUT
+ * when connected, POLLOUT|POLLERR|POLLHUP when it failed.
+ */
+short rs_connect_revents(const struct rs_fd *e);
+
+/*
+ * getsockopt(SO_ERROR) on a failed managed connect: returns the error the
+ * program must see (once, as the kernel does) and clears it, or -1 when the
+ * real getsockopt should answer.
+ */
+int rs_connect_take_error(struct rs_fd *e);
+
+/* Returns the failure class of errno err for a socket of family. */
+unsigned rs_connect_classify(int err, int family);
+
+#endif /* RS_CONNECT_STEP_H */

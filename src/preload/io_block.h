@@ -1,0 +1,51 @@
+/*
+ * io_block.h - the slow path of a blocking read or write with a timeout.
+ *
+ * io.c makes the first, non-blocking try itself (so that a call that
+ * would not block costs no extra system call) and hands over here only
+ * when it would block or moved less than asked.  r is that first try's
+ * result (a count or -errno); each function returns what the program's
+ * call returns, with -errno instead of -1/errno.  Thread-safe.
+ */
+#ifndef RS_IO_BLOCK_H
+#define RS_IO_BLOCK_H
+
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "clock.h"
+#include "fdtable.h"
+
+/*
+ * Continues a read into iov[0..cnt) (msg: the name and control of a
+ * recvfrom/recvmsg, or NULL); MSG_WAITALL in flags reads every byte.
+ */
+ssize_t rs_io_read_rest(struct rs_fd *e, int fd, const struct iovec *iov,
+    int cnt, int flags, struct msghdr *msg, ssize_t r);
+
+/* Continues a write of iov[0..cnt) until every byte is sent. */
+ssize_t rs_io_write_rest(struct rs_fd *e, int fd, const struct iovec *iov,
+    int cnt, int flags, struct msghdr *msg, ssize_t r);
+
+/*
+ * recvmmsg and sendmmsg (out) are datagram calls; on a stream socket they
+ * are served by one non-blocking try, a wait whenever it would block, and
+ * a retry, without continuing a partly moved message.
+ */
+int rs_io_mmsg_rest(struct rs_fd *e, int fd, bool out, struct mmsghdr *v,
+    unsigned n, int flags, int r);
+
+/* Returns the total length of an iovec array. */
+size_t rs_io_iov_total(const struct iovec *iov, int cnt);
+
+/* Records progress for the timeouts when r bytes moved; returns r. */
+static inline ssize_t rs_io_touched(struct rs_fd *e, ssize_t r)
+{
+	if (r > 0)
+		rs_fd_touch(e, rs_clock_now_ms());
+	return r;
+}
+
+#endif /* RS_IO_BLOCK_H */

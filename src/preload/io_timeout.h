@@ -1,0 +1,50 @@
+/*
+ * io_timeout.h - read and write timeouts of connected managed sockets
+ * (SPEC §6): when they fall due, and how a wait reports them.
+ *
+ * Shared by the blocking calls (io_block.h) and the waits (wait.c,
+ * epolltrack.c).  Thread-safe: no locks, the entry's fields are atomics.
+ * All times are monotonic milliseconds.
+ */
+#ifndef RS_IO_TIMEOUT_H
+#define RS_IO_TIMEOUT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fdtable.h"
+
+/* Returns the process deadline (RESOLUTE_DEADLINE), or RS_NEVER. */
+int64_t rs_io_process_deadline(void);
+
+/*
+ * Returns the time at which a transfer in direction out (a write when
+ * true) times out: read_timeout (write_timeout) after the last activity,
+ * or the process deadline if sooner; RS_NEVER for neither.
+ */
+int64_t rs_io_deadline(const struct rs_fd *e, bool out);
+
+/* Counts and logs (warn) one timeout; called once per occurrence. */
+void rs_io_log_timeout(const struct rs_fd *e, bool out, int64_t now);
+
+/* Takes a timeout a wait reported for direction out; returns whether so. */
+bool rs_io_take_pending(struct rs_fd *e, bool out);
+
+/*
+ * For waits: returns the monotonic time at which a wait for `events`
+ * (POLLIN and/or POLLOUT) on the connected socket e would time out under
+ * read_timeout/write_timeout and the process deadline, or RS_NEVER.
+ */
+int64_t rs_io_wait_deadline(const struct rs_fd *e, short events, int64_t now);
+
+/*
+ * For waits: that time has passed with no event.  Marks e so that the next
+ * read (write) fails with ETIMEDOUT (once; the flag is then cleared) and
+ * returns the events to report (POLLIN and/or POLLOUT, as asked).  Returns
+ * 0 for a direction whose time has not in fact come (another thread's
+ * activity on the socket moved it): the caller should wait on.  Each
+ * timeout is logged once, here.
+ */
+short rs_io_wait_expired(struct rs_fd *e, short events, int64_t now);
+
+#endif /* RS_IO_TIMEOUT_H */

@@ -1,0 +1,150 @@
+/*
+ * runtime.c - what the library decided at start-up: whether it is active,
+ * the policy, the process deadline.
+ *
+ * Nothing is read until the first call that needs it (a connect()), under
+ * the re-entrancy guard: the policy loader allocates and reads files, and
+ * none of that must come back through our wrappers.  The result is
+ * published once with a release store and read lock-free afterwards.
+ */
+#include "runtime.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "default_policy.h"
+#include "guard.h"
+#include "log.h"
+#include "policy_yaml.h"
+#include "stats.h"
+
+#define EX_CONFIG 78
+#define SYSTEM_POLICY "/etc/resolute/policy.yaml"
+
+static struct rs_runtime runtime;
+static int ready;			/* atomic: runtime is complete */
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const struct rs_runtime *rs_runtime_peek(void)
+{
+	return __atomic_load_n(&ready, __ATOMIC_ACQUIRE) ? &runtime : NULL;
+}
+
+static bool env_is(const char *name, const char *value)
+{
+	const char *v = getenv(name);
+
+	return v && strcmp(v, value) == 0;
+}
+
+/* Logs every diagnostic, once, at error level. */
+static void report(const struct rs_diags *d)
+{
+	char line[512];
+
+	for (size_t i = 0; i < d->n; i++) {
+		rs_diag_format(&d->v[i], line, sizeof(line));
+		rs_log(RS_LOG_ERROR, NULL, "%s", line);
+	}
+}
+
+/*
+ * Loads the policy the environment names.  Returns it, or NULL when it is
+ * invalid or unreadable (after logging why).
+ */
+static struct rs_policy *load_policy(bool secure)
+{
+	const char *path = secure ? NULL : getenv("RESOLUTE_POLICY");
+	struct rs_diags d = { 0 };
+	struct rs_policy *p = NULL;
+	int err;
+
+	if ((!path || !*path) && access(SYSTEM_POLICY, F_OK) == 0)
+		path = SYSTEM_POLICY;
+	if (path && *path)
+		err = rs_policy_load_file(path, &p, &d);
+	else
+		err = rs_policy_load_buffer("<built-in>", rs_default_policy,
+		    (size_t)rs_default_policy_len, &p, &d);
+	if (err) {
+		report(&d);
+		rs_log(RS_LOG_ERROR, NULL, "policy %s unusable; %s",
+		    path ? path : "<built-in>",
+		    env_is("RESOLUTE_STRICT", "1") ?
+			"exiting (RESOLUTE_STRICT=1)" :
+			"passing every call through unchanged");
+		p = NULL;
+	}
+	rs_diags_free(&d);
+	return p;
+}
+
+/* RESOLUTE_DEADLINE: absolute, Unix epoch milliseconds. */
+static int64_t read_deadline(void)
+{
+	const char *v = getenv("RESOLUTE_DEADLINE");
+	char *end;
+
+	if (!v || !*v)
+		return RS_NEVER;
+	errno = 0;
+	long long ms = strtoll(v, &end, 10);
+
+	if (errno || *end || ms <= 0) {
+		rs_log(RS_LOG_WARN, NULL,
+		    "RESOLUTE_DEADLINE=%s is not epoch milliseconds; ignored",
+		    v);
+		return RS_NEVER;
+	}
+	return rs_clock_epoch_to_mono_ms(ms);
+}
+
+static void init_locked(void)
+{
+	int save = errno;
+
+	runtime.secure = getauxval(AT_SECURE) != 0;
+	rs_log_configure(runtime.secure);
+	runtime.deadline_ms = read_deadline();
+	if (!env_is("RESOLUTE_DISABLE", "1")) {
+		runtime.policy = load_policy(runtime.secure);
+		if (!runtime.policy && env_is("RESOLUTE_STRICT", "1"))
+			_exit(EX_CONFIG);
+		runtime.active = runtime.policy != NULL;
+		if (runtime.active)
+			rs_stats_init(runtime.policy);
+	}
+	errno = save;
+}
+
+const struct rs_runtime *rs_runtime_get(void)
+{
+	const struct rs_runtime *r = rs_runtime_peek();
+
+	if (r)
+		return r;
+	rs_guard_enter();
+	pthread_mutex_lock(&init_lock);
+	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
+		init_locked();
+		__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&init_lock);
+	rs_guard_leave();
+	return &runtime;
+}
+
+void rs_runtime_fork_prepare(void)
+{
+	pthread_mutex_lock(&init_lock);
+}
+
+void rs_runtime_fork_release(void)
+{
+	pthread_mutex_unlock(&init_lock);
+}
