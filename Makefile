@@ -48,7 +48,7 @@ UNIT_BIN  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 ITEST_SRC := $(sort $(wildcard tests/integration/*.c))
 ITEST_BIN := $(patsubst tests/integration/%.c,$(B)/itests/%,$(ITEST_SRC))
 
-.PHONY: all lib cli tests test unit integration demo bench install uninstall \
+.PHONY: all lib cli tests test test-peer unit integration demo bench install uninstall \
 	asan tsan valgrind fuzz format format-check lint clean help deps
 
 all: lib cli ## build build/libresolute.so and build/resolute
@@ -141,6 +141,9 @@ asan: ## the whole test suite under ASan+UBSan
 		SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		all tests
 	$(Q)B=build-asan RS_ASAN=1 scripts/run-tests.sh
+
+test-peer: all ## CPython's socket test suite bare and under the library, compared case by case
+	$(Q)RS_LIB=$(CURDIR)/$(B)/libresolute.so scripts/peer-suite.sh
 
 tsan: ## the threaded integration tests under ThreadSanitizer (build-tsan)
 	$(Q)$(MAKE) --no-print-directory B=build-tsan OPT="-O1 -g" \
