@@ -12,7 +12,7 @@ set -u
 # own test suite (for /usr/bin/python3) for scripts/peer-suite.sh.
 PKGS="make gcc libc6-dev libyaml-dev libcmocka-dev nftables iproute2
 netcat-openbsd curl wget nodejs mandoc clang libclang-rt-14-dev valgrind shellcheck cppcheck
-procps util-linux
+gcovr procps util-linux
 postgresql postgresql-contrib redis-server redis-tools mariadb-server mariadb-client
 libpython3.11-testsuite"
 

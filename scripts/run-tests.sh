@@ -4,7 +4,9 @@
 #
 #   scripts/run-tests.sh [unit|integration|programs|all]
 #
-# unit:        build/tests/test_*       cmocka, pure modules, no preloading
+# unit:        build/tests/test_*       cmocka, pure modules, no preloading;
+#                                       test_engine_* run the engines
+#                                       against a scripted kernel
 # integration: build/itests/test_*      cmocka orchestrators that start the
 #                                       peer and preloaded clients themselves
 # programs:    tests/programs/test_*.sh real programs (curl, wget, nc, python3,
