@@ -26,6 +26,25 @@
 # The restart and drop cases need the test namespace (scripts/netns.sh,
 # root): elsewhere they are skipped, and said so.
 
+# The test re-runs itself as "TEST --client MODE HOST PORT" (svc_run): then
+# only the client runs.
+if [ "${1:-}" = --client ]; then
+	svc_client "$2" "$3" "$4"
+	exit
+fi
+
+# svc_need HINT CMD...: the test is skipped, and says so, unless every CMD
+# is installed (HINT: the packages that have them).
+svc_need() {
+	hint=$1
+	shift
+	for c in "$@"; do
+		command -v "$c" >/dev/null && continue
+		echo "SKIPPED: $c not installed ($hint)"
+		exit 0
+	done
+}
+
 SLACK=${RS_SLACK_MS:-1000}
 RS_BUILD=${RS_BUILD:-$PWD/build}
 RS_LIB=${RS_LIB:-$RS_BUILD/libresolute.so}
@@ -76,6 +95,15 @@ svc_port() {
 		p=$((p + 1))
 	done
 	echo "$p"
+}
+
+# svc_launch NAME: starts the server; the test is skipped, and says why,
+# if it does not answer.
+svc_launch() {
+	svc_start
+	svc_wait_ready && return
+	echo "SKIPPED: $1 did not start: $(tail -1 "$svc_tmp/server.log")"
+	exit 0
 }
 
 # svc_wait_ready: waits for the server, at most 30 s; 1 if it never answers.
@@ -149,7 +177,7 @@ svc_fail() {
 
 svc_skip() {
 	svc_skips="$svc_skips $1"
-	echo "skip  $svc_name $*"
+	echo "skip  $svc_name $1: needs the test namespace (root, nft)"
 }
 
 # svc_run BOUND POLICY|- MODE HOST PORT: the client bounded by BOUND seconds,
@@ -205,7 +233,7 @@ svc_unblock_later() {
 # opens (after 1.5 s and the server ready), within one backoff step.
 svc_case_restart() {
 	if [ "${RS_NETNS:-}" != 1 ]; then
-		svc_skip "restart: needs the test namespace (root, nft)"
+		svc_skip restart
 		return
 	fi
 	svc_block_port || { svc_fail "restart: nft rule not added"; return; }
@@ -240,7 +268,7 @@ svc_case_restart() {
 # does, bare too) sets svc_drop_ms to that many times 1100.
 svc_case_drop() {
 	if [ "${RS_NETNS:-}" != 1 ]; then
-		svc_skip "drop: needs the test namespace (root, nft)"
+		svc_skip drop
 		return
 	fi
 	svc_run 5 - query 127.0.0.2 "$port"
@@ -293,6 +321,9 @@ svc_case_frozen() {
 # svc_finish: the closing line and the exit status.
 svc_finish() {
 	echo "$svc_name: $svc_passes passed, $svc_fails failed${svc_skips:+, skipped:$svc_skips}"
+	if [ -n "$svc_skips" ] && [ "$svc_fails" = 0 ]; then
+		echo "SKIPPED: the restart and drop cases need the test namespace (root, nft)"
+	fi
 	[ "$svc_fails" = 0 ]
 }
 

@@ -30,18 +30,9 @@ svc_client() {
 	esac
 }
 
-if [ "${1:-}" = --client ]; then
-	svc_client "$2" "$3" "$4"
-	exit
-fi
-for p in mariadbd mariadb-install-db mariadb mariadb-admin mariadb-slap; do
-	if ! command -v $p >/dev/null; then
-		echo "SKIPPED: $p not installed (mariadb-server, mariadb-client)"
-		exit 0
-	fi
-done
 # shellcheck source=tests/programs/services.sh
 . tests/programs/services.sh
+svc_need "mariadb-server, mariadb-client" mariadbd mariadb-install-db mariadb mariadb-admin mariadb-slap
 
 svc_start() {
 	svc_exec_as mariadbd --no-defaults --datadir="$svc_dir/data" \
@@ -64,11 +55,7 @@ if ! svc_as_server mariadb-install-db --no-defaults --datadir="$svc_dir/data" \
 	echo "SKIPPED: mariadb-install-db failed: $(tail -1 "$svc_tmp/install.log")"
 	exit 0
 fi
-svc_start
-if ! svc_wait_ready; then
-	echo "SKIPPED: mariadbd did not start: $(tail -1 "$svc_tmp/server.log")"
-	exit 0
-fi
+svc_launch mariadbd
 
 svc_case_restart
 svc_case_drop

@@ -25,17 +25,9 @@ svc_client() {
 	esac
 }
 
-if [ "${1:-}" = --client ]; then
-	svc_client "$2" "$3" "$4"
-	exit
-fi
-if [ -z "$pgbin" ] || ! command -v psql >/dev/null || ! command -v pgbench >/dev/null; then
-	echo "SKIPPED: PostgreSQL server, psql or pgbench not installed" \
-	    "(postgresql, postgresql-contrib)"
-	exit 0
-fi
 # shellcheck source=tests/programs/services.sh
 . tests/programs/services.sh
+svc_need "postgresql, postgresql-contrib" psql pgbench "${pgbin:-/nonexistent}/postgres"
 
 svc_start() {
 	svc_exec_as "$pgbin/postgres" -D "$svc_dir/data" -p "$port" \
@@ -55,11 +47,7 @@ if ! svc_as_server "$pgbin/initdb" -D "$svc_dir/data" -U postgres \
 	echo "SKIPPED: initdb failed: $(tail -1 "$svc_tmp/initdb.log")"
 	exit 0
 fi
-svc_start
-if ! svc_wait_ready; then
-	echo "SKIPPED: postgres did not start: $(tail -1 "$svc_tmp/server.log")"
-	exit 0
-fi
+svc_launch postgres
 
 svc_case_restart
 svc_case_drop

@@ -24,18 +24,9 @@ svc_client() {
 	esac
 }
 
-if [ "${1:-}" = --client ]; then
-	svc_client "$2" "$3" "$4"
-	exit
-fi
-for p in redis-server redis-cli redis-benchmark; do
-	if ! command -v $p >/dev/null; then
-		echo "SKIPPED: $p not installed (redis-server, redis-tools)"
-		exit 0
-	fi
-done
 # shellcheck source=tests/programs/services.sh
 . tests/programs/services.sh
+svc_need "redis-server, redis-tools" redis-server redis-cli redis-benchmark
 
 svc_start() {
 	svc_exec_as redis-server --port "$port" --bind 127.0.0.1 \
@@ -50,23 +41,21 @@ svc_ready() {
 }
 
 port=$(svc_port)
-svc_start
-if ! svc_wait_ready; then
-	echo "SKIPPED: redis-server did not start: $(tail -1 "$svc_tmp/server.log")"
-	exit 0
-fi
+svc_launch redis-server
 
 svc_case_restart
 svc_case_drop
 svc_case_frozen
 
-# load: 20,000 requests each of PING (inline and bulk), SET and GET from 20 connections,
-# bare then under the library; neither may report an error.
+# load: 20,000 requests each of PING (inline and bulk), SET and GET from 20
+# connections, bare then under the library; neither may report an error.
 rb() {
 	timeout -k 2 60 "$@" redis-benchmark -h 127.0.0.1 -p "$port" -q \
 	    -n 20000 -c 20 -t ping,set,get >"$svc_tmp/out" 2>&1
 	rc=$?
-	rps=$(tr '\r' '\n' <"$svc_tmp/out" | sed -n 's/^\([A-Z_]*\): \([0-9.]*\) requests per second.*/\1 \2/p' | tr '\n' ' ')
+	rps=$(tr '\r' '\n' <"$svc_tmp/out" |
+	    sed -n 's/^\([A-Z_]*\): \([0-9.]*\) requests per second.*/\1 \2/p' |
+	    tr '\n' ' ')
 	errors=$(tr '\r' '\n' <"$svc_tmp/out" | grep -ci 'error')
 }
 rb env
