@@ -11,7 +11,7 @@
 # EINPROGRESS (115), for every failure to connect, refused or timed out,
 # bare as well: "Can't connect to server on 'HOST' (115)".  Its words cannot
 # name the cause, so the cases check that exact message (and never a reset,
-# 104) and the library's own log line names the timeout.
+# 104); the library's log line in the output names the timeout.
 set -u
 svc_self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 cd "$(dirname "$0")/../.." || exit 2
