@@ -70,9 +70,9 @@ ENGINE_WRAP := -Wl,--wrap=rs_clock_now_ms -Wl,--wrap=getpeername \
 ITEST_SRC := $(sort $(wildcard tests/integration/*.c))
 ITEST_BIN := $(patsubst tests/integration/%.c,$(B)/itests/%,$(ITEST_SRC))
 
-.PHONY: all lib cli tests test unit integration demo bench install uninstall \
-	asan valgrind fuzz format format-check lint clean help deps coverage \
-	unit-tests deb
+.PHONY: all lib cli tests test test-peer unit integration demo bench install \
+	uninstall asan tsan valgrind fuzz format format-check lint clean help \
+	deps coverage unit-tests deb
 
 all: lib cli ## build build/libresolute.so and build/resolute
 
@@ -213,6 +213,14 @@ asan: ## the whole test suite under ASan+UBSan
 		SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		all tests
 	$(Q)B=build-asan RS_ASAN=1 scripts/run-tests.sh
+
+test-peer: all ## CPython's socket test suite bare and under the library, compared case by case
+	$(Q)RS_LIB=$(CURDIR)/$(B)/libresolute.so scripts/peer-suite.sh
+
+tsan: ## the threaded integration tests under ThreadSanitizer (build-tsan)
+	$(Q)$(MAKE) --no-print-directory B=build-tsan OPT="-O1 -g" \
+		SAN="-fsanitize=thread -fno-omit-frame-pointer" all tests
+	$(Q)B=build-tsan scripts/tsan.sh
 
 valgrind: all tests ## the unit tests under valgrind
 	$(Q)RS_VALGRIND=1 scripts/run-tests.sh unit

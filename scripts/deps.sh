@@ -11,10 +11,16 @@
 set -u
 
 # Debian packages checked through dpkg (libraries and headers have no
-# command to look for).
+# command to look for).  The database servers, clients and benchmarks are
+# for the real-service tier (tests/programs/test_services_*.sh); Python's
+# own test suite (for /usr/bin/python3) for scripts/peer-suite.sh.
 PKGS="make gcc libc6-dev libyaml-dev libcmocka-dev nftables iproute2
-netcat-openbsd curl wget nodejs mandoc clang libclang-rt-14-dev valgrind shellcheck cppcheck
-gcovr node-llhttp php-cli"
+netcat-openbsd curl wget nodejs openjdk-17-jdk-headless mandoc clang libclang-rt-14-dev valgrind shellcheck cppcheck
+gcovr node-llhttp php-cli procps util-linux
+postgresql postgresql-contrib redis-server redis-tools mariadb-server mariadb-client
+libpython3.11-testsuite"
+# Real programs of tests/programs: nginx as a reverse proxy, redis-cli.
+PKGS="$PKGS nginx-light"
 if [ "${1:-}" = deb ]; then
 	# dpkg-buildpackage also wants build-essential, always.
 	PKGS="$PKGS build-essential dpkg-dev debhelper lintian prometheus"

@@ -57,9 +57,8 @@ bool rs_log_enabled(enum rs_log_level level)
 }
 
 /* JOURNAL_STREAM is "DEV:INODE" of the journal's stream on stderr. */
-static int stderr_is_journal(void)
+static int stderr_is_journal(const char *js)
 {
-	const char *js = getenv("JOURNAL_STREAM");
 	unsigned long long dev, ino;
 	struct stat st;
 
@@ -121,11 +120,11 @@ static int log_target(void)
 	return log_fd;
 }
 
-int rs_log_configure(bool secure)
+int rs_log_configure_from(bool secure, const char *(*get)(const char *))
 {
-	const char *lv = getenv("RESOLUTE_LOG");
-	const char *fmt = getenv("RESOLUTE_LOG_FORMAT");
-	const char *file = secure ? NULL : getenv("RESOLUTE_LOG_FILE");
+	const char *lv = get("RESOLUTE_LOG");
+	const char *fmt = get("RESOLUTE_LOG_FORMAT");
+	const char *file = secure ? NULL : get("RESOLUTE_LOG_FILE");
 	int bad = 0;
 
 	if (lv && *lv) {
@@ -155,12 +154,22 @@ int rs_log_configure(bool secure)
 			    file, strerror(-fd));
 		}
 	}
-	log_journal = log_fd == 2 && stderr_is_journal();
+	log_journal = log_fd == 2 && stderr_is_journal(get("JOURNAL_STREAM"));
 	if (bad)
 		rs_log(RS_LOG_WARN, NULL,
 		    "RESOLUTE_LOG must be error, warn, info or debug and "
 		    "RESOLUTE_LOG_FORMAT text or json; using defaults");
 	return bad ? -EINVAL : 0;
+}
+
+static const char *process_env(const char *name)
+{
+	return getenv(name);
+}
+
+int rs_log_configure(bool secure)
+{
+	return rs_log_configure_from(secure, process_env);
 }
 
 /*

@@ -40,6 +40,13 @@ int rs_log_configure(bool secure);
  */
 void rs_log_fork_child(void);
 
+/*
+ * As rs_log_configure(), with the variables read through get (which
+ * returns a variable's value or NULL) instead of the current environment:
+ * the library passes the environment the process started with.
+ */
+int rs_log_configure_from(bool secure, const char *(*get)(const char *));
+
 /* Returns whether lines of this level are written. */
 bool rs_log_enabled(enum rs_log_level level);
 

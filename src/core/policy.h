@@ -24,8 +24,9 @@ enum rs_class {
 	RS_CLASS_TIMEOUT = 1u << 1,
 	RS_CLASS_UNREACHABLE = 1u << 2,
 	RS_CLASS_RESET = 1u << 3,
+	RS_CLASS_DNS = 1u << 4,		/* a lookup's EAI_AGAIN, TRY_AGAIN */
 };
-#define RS_CLASS_ALL 0xfu
+#define RS_CLASS_ALL 0x1fu
 
 enum rs_scope { RS_SCOPE_MACHINE, RS_SCOPE_PROCESS };
 
@@ -59,6 +60,7 @@ enum rs_key {
 	RS_KEY_HTTP_RETRY_AFTER_CAP = 1u << 18,
 	RS_KEY_HTTP_MAX_REPLAY = 1u << 19,
 	RS_KEY_HTTP_IDEMPOTENCY_KEY = 1u << 20,
+	RS_KEY_FAILOVER = 1u << 21,
 };
 
 /* The effective settings for one destination. */
@@ -73,6 +75,8 @@ struct rs_settings {
 	struct rs_retry_budget budget;
 	bool passthrough;
 	struct rs_http_settings http;	/* SPEC 9 */
+	uint32_t failover;		/* 1 (on): retries go to the name's
+					   next address; 0 (off) */
 };
 
 enum rs_match_kind {
@@ -119,6 +123,8 @@ struct rs_target {
 	const char *host;	/* the name the program resolved, or NULL */
 	const char *path;	/* AF_UNIX: the socket path ("@name" for
 				   abstract sockets), else NULL */
+	bool name_only;		/* a lookup: no address is known yet, so
+				   address rules never match */
 };
 
 /* Fills *s with the built-in settings of SPEC §4 (used under a file's keys). */

@@ -34,7 +34,8 @@ static const char *const jitters[] = { "equal", "full", "decorrelated",
 	"none" };
 static const char *const scopes[] = { "machine", "process" };
 static const char *const classes[] = { "refused", "timeout", "unreachable",
-	"reset" };
+	"reset", "dns" };
+static const char *const switches[] = { "off", "on" };
 
 static const struct rs_keydef backoff_rows[] = {
 	DUR("base", RS_KEY_BACKOFF_BASE, backoff.base_ms, 1, HOUR_MS, false),
@@ -86,7 +87,7 @@ static const struct rs_keydef settings_rows[] = {
 	    DAY_MS, true),
 	NUM("attempts", RS_KIND_UINT, RS_KEY_ATTEMPTS, attempts, 1, 10),
 	NAMES("retry_on", RS_KIND_CLASSES, RS_KEY_RETRY_ON, retry_on, classes,
-	    "refused, timeout, unreachable or reset"),
+	    "refused, timeout, unreachable, reset or dns"),
 	{ ROW("backoff", RS_KIND_MAP, 0, 0, 0, 0), .sub = &backoff_keys },
 	DUR("connect_budget", RS_KEY_CONNECT_BUDGET, connect_budget_ms, 1,
 	    DAY_MS, true),
@@ -95,6 +96,8 @@ static const struct rs_keydef settings_rows[] = {
 	    OFF(passthrough), 0, 0), .host_only = true },
 	{ ROW("http", RS_KIND_MAP, RS_KEY_HTTP, OFF(http.enabled), 0, 0),
 	  .sub = &http_keys, .off_ok = true },
+	NAMES("failover", RS_KIND_NAME, RS_KEY_FAILOVER, failover, switches,
+	    "on or off"),
 };
 const struct rs_keytab rs_settings_keys = TABLE(settings_rows);
 

@@ -143,7 +143,15 @@ struct rs_fd *rs_fd_claim(int fd)
 		return NULL;
 	struct rs_fd *e = &c[fd % RS_FD_CHUNK];
 
-	__atomic_store_n(&e->state, RS_FD_NONE, __ATOMIC_RELEASE);
+	/*
+	 * The entry may last have been used by another thread, for an earlier
+	 * descriptor of this number: the kernel hands the number out again
+	 * only after that one was closed, but nothing in memory orders that
+	 * thread's plain writes before ours (dup, for one, reaches here with
+	 * no acquire at all).  Acquiring the state word its release left
+	 * (rs_fd_forget, rs_fd_set_state) does; ThreadSanitizer saw the race.
+	 */
+	(void)__atomic_exchange_n(&e->state, RS_FD_NONE, __ATOMIC_ACQ_REL);
 	if (e->http != NULL && rs_fd_http_release != NULL)
 		rs_fd_http_release(e);
 	memset((char *)e + offsetof(struct rs_fd, settings), 0,

@@ -2,11 +2,13 @@
  * init.c - the library's hooks into the process: constructor, destructor
  * and fork handlers.
  *
- * The constructor only claims the descriptor table, registers the fork
- * handlers and, in strict mode, starts the runtime at once (so that a
- * broken policy stops the program at start-up, as RESOLUTE_STRICT
- * promises); everything else starts on first use (runtime.c).  Modules
- * with fork handlers of their own register them themselves (epollinst.c).
+ * The constructor only copies the library's environment variables (so
+ * that a program clearing its environment keeps them, SPEC 3), claims the
+ * descriptor table, registers the fork handlers and, in strict mode,
+ * starts the runtime at once (so that a broken policy stops the program at
+ * start-up, as RESOLUTE_STRICT promises); everything else starts on first
+ * use (runtime.c).  Modules with fork handlers of their own register them
+ * themselves (epollinst.c).
  * This file has no header: nothing calls into it.
  */
 #include <pthread.h>
@@ -19,14 +21,8 @@
 #include "names.h"
 #include "rng.h"
 #include "runtime.h"
+#include "startenv.h"
 #include "stats.h"
-
-static bool env_is(const char *name, const char *value)
-{
-	const char *v = getenv(name);
-
-	return v && strcmp(v, value) == 0;
-}
 
 /*
  * The fork child re-seeds its jitter generator, or forked workers would
@@ -67,8 +63,10 @@ __attribute__((destructor)) static void rs_destructor(void)
 
 __attribute__((constructor)) static void rs_constructor(void)
 {
+	rs_startenv_capture();
 	rs_fd_set_owner();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
-	if (env_is("RESOLUTE_STRICT", "1") && !env_is("RESOLUTE_DISABLE", "1"))
+	if (rs_startenv_is("RESOLUTE_STRICT", "1") &&
+	    !rs_startenv_is("RESOLUTE_DISABLE", "1"))
 		rs_runtime_get();
 }

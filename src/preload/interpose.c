@@ -20,8 +20,8 @@
 #include "httpio.h"
 #include "io.h"
 #include "ktimeo.h"
-#include "names.h"
 #include "real.h"
+#include "resolve.h"
 #include "wait.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -247,7 +247,7 @@ EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 	struct timeval tv;
 
 	if (e && level == SOL_SOCKET && name == SO_ERROR && val && len &&
-	    *len >= sizeof(int) && (err = rs_connect_take_error(e)) >= 0) {
+	    *len >= sizeof(int) && (err = rs_connect_so_error(fd, e)) >= 0) {
 		*(int *)val = err;
 		*len = sizeof(int);
 		return 0;
@@ -486,54 +486,34 @@ EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max,
 	return LIBC_RET(rs_wait_epoll_pwait2(epfd, ev, max, tmo, mask));
 }
 
-/* ---- name resolution: learn address -> name for host rules ---- */
+/* ---- name resolution: learned from, retried when transient ---- */
 
 EXPORT int getaddrinfo(const char *node, const char *service,
     const struct addrinfo *hints, struct addrinfo **res)
 {
-	int r = rs_real_getaddrinfo(node, service, hints, res);
-
-	if (r == 0 && node && !rs_guard_active() &&
-	    !(hints && (hints->ai_flags & AI_PASSIVE)))
-		rs_names_learn_addrinfo(node, *res);
-	return r;
+	return rs_resolve_getaddrinfo(node, service, hints, res);
 }
 
 EXPORT struct hostent *gethostbyname(const char *name)
 {
-	struct hostent *h = rs_real_gethostbyname(name);
-
-	if (h && name)
-		rs_names_learn_hostent(name, h);
-	return h;
+	return rs_resolve_gethostbyname(name);
 }
 
 EXPORT struct hostent *gethostbyname2(const char *name, int af)
 {
-	struct hostent *h = rs_real_gethostbyname2(name, af);
-
-	if (h && name)
-		rs_names_learn_hostent(name, h);
-	return h;
+	return rs_resolve_gethostbyname2(name, af);
 }
 
 EXPORT int gethostbyname_r(const char *name, struct hostent *ret, char *buf,
     size_t len, struct hostent **result, int *h_errnop)
 {
-	int r = rs_real_gethostbyname_r(name, ret, buf, len, result, h_errnop);
-
-	if (r == 0 && result && *result && name)
-		rs_names_learn_hostent(name, *result);
-	return r;
+	return rs_resolve_gethostbyname_r(name, ret, buf, len, result,
+	    h_errnop);
 }
 
 EXPORT int gethostbyname2_r(const char *name, int af, struct hostent *ret,
     char *buf, size_t len, struct hostent **result, int *h_errnop)
 {
-	int r = rs_real_gethostbyname2_r(name, af, ret, buf, len, result,
+	return rs_resolve_gethostbyname2_r(name, af, ret, buf, len, result,
 	    h_errnop);
-
-	if (r == 0 && result && *result && name)
-		rs_names_learn_hostent(name, *result);
-	return r;
 }

@@ -61,7 +61,10 @@ static int choose_path(struct rs_fd *e, int fd, bool out, int flags)
 	enum rs_fd_state st = rs_fd_state(e);
 
 	if (st != RS_FD_CONNECTED) {
-		if (st != RS_FD_CONNECTING && st != RS_FD_BACKOFF)
+		/* A failed connect's error goes to the first read or write,
+		   as the kernel's does, unless SO_ERROR took it. */
+		if (st != RS_FD_CONNECTING && st != RS_FD_BACKOFF &&
+		    st != RS_FD_FAILED)
 			return PATH_REAL;
 		int r = rs_connect_settle(fd, e,
 		    !e->nonblocking && !(flags & MSG_DONTWAIT));
