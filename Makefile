@@ -34,12 +34,18 @@ Q = $(if $(V),,@)
 # cannot include a preload header; `make lint` checks symbols too.
 SRC_CORE    := $(sort $(wildcard src/core/*.c))
 SRC_PRELOAD := $(sort $(wildcard src/preload/*.c))
-OBJ_CORE    := $(patsubst src/%.c,$(B)/obj/%.o,$(SRC_CORE)) \
-	$(B)/obj/core/default_policy.o
+# The HTTP tracker (src/core/http.c) is linked with llhttp into one object
+# whose llhttp symbols are renamed, see $(B)/obj/core/http_llhttp.o below.
+OBJ_CORE    := $(patsubst src/%.c,$(B)/obj/%.o,$(filter-out src/core/http.c,$(SRC_CORE))) \
+	$(B)/obj/core/http_llhttp.o $(B)/obj/core/default_policy.o
 OBJ_PRELOAD := $(patsubst src/%.c,$(B)/obj/%.o,$(SRC_PRELOAD))
 OBJ_LIB     := $(OBJ_CORE) $(OBJ_PRELOAD)
-INC_CORE    := -Isrc/core
-INC_PRELOAD := -Isrc/core -Isrc/preload
+# Debian's node-llhttp ships llhttp's C sources; LLHTTP_SRC/LLHTTP_INC point
+# elsewhere for another copy of the same version.
+LLHTTP_SRC  ?= /usr/share/llhttp
+LLHTTP_INC  ?= /usr/share/include/llhttp
+INC_CORE    := -Isrc/core -I$(LLHTTP_INC)
+INC_PRELOAD := -Isrc/core -Isrc/preload -I$(LLHTTP_INC)
 
 CLI_SRC   := $(sort $(wildcard tools/*.c))
 CLI_OBJ   := $(patsubst tools/%.c,$(B)/obj/tools/%.o,$(CLI_SRC))
@@ -65,6 +71,26 @@ $(B)/obj/preload/%.o: src/preload/%.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CPPFLAGS) $(INC_PRELOAD) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+# llhttp (strict mode) as its authors ship it: their code, their warnings,
+# so it is built without ours.  The tracker and llhttp become one object in
+# which every llhttp symbol is renamed rs_llhttp_*: hidden and not exported
+# (libresolute.map) already, the names also cannot meet a host program's own
+# llhttp or http_parser in a static link (the CLI, the tests).
+LLHTTP_OBJ := $(B)/obj/llhttp/llhttp.o $(B)/obj/llhttp/api.o $(B)/obj/llhttp/http.o
+
+$(B)/obj/llhttp/%.o: $(LLHTTP_SRC)/%.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) -DLLHTTP_STRICT_MODE=1 -I$(LLHTTP_INC) $(OPT) -fPIC \
+		-fvisibility=hidden $(SAN) -w -c -o $@ $<
+
+$(B)/obj/core/http_llhttp.o: $(B)/obj/core/http.o $(LLHTTP_OBJ)
+	@$(if $(Q),echo "  LD -r   $@")
+	$(Q)$(CC) -r -nostdlib -o $@.tmp $^
+	$(Q)nm -g --defined-only $@.tmp | awk '$$3 ~ /^llhttp/ { print $$3, "rs_" $$3 }' >$@.syms
+	$(Q)objcopy --redefine-syms=$@.syms $@.tmp $@
+	$(Q)rm -f $@.tmp
 
 # The default policy is compiled in from policy/default.yaml (one source of
 # truth); the assembler's .incbin embeds the file byte for byte.

@@ -9,7 +9,8 @@ set -u
 # Debian packages checked through dpkg (libraries and headers have no
 # command to look for).
 PKGS="make gcc libc6-dev libyaml-dev libcmocka-dev nftables iproute2
-netcat-openbsd curl wget nodejs mandoc clang libclang-rt-14-dev valgrind shellcheck cppcheck"
+netcat-openbsd curl wget nodejs mandoc clang libclang-rt-14-dev valgrind shellcheck cppcheck
+node-llhttp"
 
 missing=""
 

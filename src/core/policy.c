@@ -44,6 +44,7 @@ void rs_settings_init(struct rs_settings *s)
 	s->budget.min_per_second = 10;
 	s->budget.window_ms = 10000;
 	s->budget.scope = RS_SCOPE_MACHINE;
+	rs_http_settings_init(&s->http);
 	s->passthrough = false;
 }
 

@@ -15,6 +15,7 @@
 
 #include "backoff.h"
 #include "duration.h"
+#include "http_settings.h"
 
 /* Failure classes, as named in retry_on. */
 enum rs_class {
@@ -52,6 +53,7 @@ enum rs_key {
 	RS_KEY_RETRY_BUDGET_WINDOW = 1u << 12,
 	RS_KEY_RETRY_BUDGET_SCOPE = 1u << 13,
 	RS_KEY_PASSTHROUGH = 1u << 14,
+	RS_KEY_HTTP = 1u << 15,		/* the whole `http:` block */
 };
 
 /* The effective settings for one destination. */
@@ -65,6 +67,7 @@ struct rs_settings {
 	struct rs_backoff backoff;
 	struct rs_retry_budget budget;
 	bool passthrough;
+	struct rs_http_settings http;	/* SPEC 9 */
 };
 
 enum rs_match_kind {
