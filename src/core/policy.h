@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 
 #include "backoff.h"
+#include "deadline.h"
 #include "duration.h"
 #include "http_settings.h"
 
@@ -54,6 +55,7 @@ enum rs_key {
 	RS_KEY_RETRY_BUDGET_SCOPE = 1u << 13,
 	RS_KEY_PASSTHROUGH = 1u << 14,
 	RS_KEY_HTTP = 1u << 15,		/* the whole `http:` block */
+	RS_KEY_DEADLINE_HEADER = 1u << 16,
 };
 
 /* The effective settings for one destination. */
@@ -68,6 +70,8 @@ struct rs_settings {
 	struct rs_retry_budget budget;
 	bool passthrough;
 	struct rs_http_settings http;	/* SPEC 9 */
+	/* SPEC 10: the header outbound requests carry the deadline in; "" off */
+	char deadline_header[RS_HEADER_NAME_MAX];
 };
 
 enum rs_match_kind {
@@ -104,6 +108,10 @@ struct rs_policy {
 	unsigned defaults_line;		/* 0 when the file has no defaults */
 	struct rs_rule *rules;
 	size_t nrules;
+	/* SPEC 10: the header inbound requests carry a deadline in ("" off),
+	   and how far from now a received one may be at most. */
+	char inbound_header[RS_HEADER_NAME_MAX];
+	uint32_t inbound_max_ms;
 };
 
 /* A destination, as seen by connect(). */

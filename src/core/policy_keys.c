@@ -75,6 +75,8 @@ static const struct rs_keydef settings_rows[] = {
 	{ ROW("retry_budget", RS_KIND_MAP, 0, 0, 0, 0), .sub = &budget_keys },
 	{ ROW("passthrough", RS_KIND_BOOL, RS_KEY_PASSTHROUGH,
 	    OFF(passthrough), 0, 0), .host_only = true },
+	{ ROW("deadline_header", RS_KIND_HEADER, RS_KEY_DEADLINE_HEADER,
+	    OFF(deadline_header), 0, 0) },
 };
 const struct rs_keytab rs_settings_keys = TABLE(settings_rows);
 

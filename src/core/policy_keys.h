@@ -23,6 +23,7 @@ enum rs_key_kind {
 	RS_KIND_MAP,		/* a nested mapping, checked against sub */
 	RS_KIND_BOOL,		/* true or false */
 	RS_KIND_MATCH,		/* a rule's `match:`, parsed by the caller */
+	RS_KIND_HEADER,		/* a header name, or `off` (stored as "") */
 };
 
 struct rs_keytab;

@@ -18,7 +18,8 @@ static uint64_t (*counters)[RS_STAT_COUNT];
 static const char *const names[RS_STAT_COUNT] = {
 	"connects", "connect_attempts", "retries", "timeouts", "give_ups",
 	"budget_denials", "read_timeouts", "write_timeouts", "failovers",
-	"dns_retries", "http_retries", "http_give_ups",
+	"dns_retries", "http_retries", "http_give_ups", "inbound_deadlines",
+	"deadline_headers",
 };
 
 int rs_stats_init(const struct rs_policy *p)
