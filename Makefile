@@ -54,7 +54,7 @@ UNIT_BIN  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 ITEST_SRC := $(sort $(wildcard tests/integration/*.c))
 ITEST_BIN := $(patsubst tests/integration/%.c,$(B)/itests/%,$(ITEST_SRC))
 
-.PHONY: all lib cli tests test unit integration demo bench install uninstall \
+.PHONY: all lib cli tests test unit integration demo demo-deadline bench install uninstall \
 	asan valgrind fuzz format format-check lint clean help deps
 
 all: lib cli ## build build/libresolute.so and build/resolute
@@ -149,6 +149,9 @@ integration: all tests
 demo: deps ## show curl surviving a flaky server, with and without resolute
 	$(Q)$(MAKE) --no-print-directory all $(B)/itests/peer
 	$(Q)scripts/demo.sh
+
+demo-deadline: all ## one deadline across three services (SPEC 10), bare vs library
+	$(Q)scripts/demo-deadline.sh
 
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))

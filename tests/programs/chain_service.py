@@ -39,6 +39,7 @@ def log(*words):
 def work():
     time.sleep(int(WORK_MS) / 1000.0)
     if NEXT == "-":
+        log("ok", "answered")
         return 200, b"done\n"
     log("call", NEXT)
     try:
