@@ -5,10 +5,11 @@
 # loopback, each doing WORK_MS of work before calling the next hop.  The
 # client is curl under `resolute run --deadline 500ms`.
 #
-#   scripts/deadline-chain.sh bare|library|pool OUTDIR
+#   scripts/deadline-chain.sh bare|library|fork|pool OUTDIR
 #
 # bare: the services run without the library; library: each is started
-# with the policy (inbound_deadline + deadline_header); pool: like
+# with the policy (inbound_deadline + deadline_header); fork: like
+# library, but B is a process-per-request server (ForkingHTTPServer); pool: like
 # library, but B hands its requests to a worker pool and C answers after
 # 1.5 s instead of calling the silent backend.  Waits SETTLE_S after the
 # client returns, then stops everything.  Writes OUTDIR/events (every
@@ -67,8 +68,10 @@ if [ "$mode" = pool ]; then
 	start C python3 $svc C "$((base + 3))" 1500 - "$ev"
 	start B python3 $svc B "$((base + 2))" "$WORK_MS" "$(url 3)" "$ev" pool
 else
+	model=thread
+	[ "$mode" = fork ] && model=fork
 	start C python3 $svc C "$((base + 3))" "$WORK_MS" "$(url 4)" "$ev"
-	start B python3 $svc B "$((base + 2))" "$WORK_MS" "$(url 3)" "$ev"
+	start B python3 $svc B "$((base + 2))" "$WORK_MS" "$(url 3)" "$ev" $model
 fi
 start A python3 $svc A "$((base + 1))" "$WORK_MS" "$(url 2)" "$ev"
 t0=$(date +%s%3N)

@@ -39,13 +39,14 @@ int64_t rs_tdeadline_get(void)
 
 int64_t rs_tdeadline_epoch(void)
 {
+	const struct rs_runtime *rt = rs_runtime_peek();
 	int64_t p = process_deadline();
 
 	if (td.epoch_ms && td.mono_ms <= p)
 		return td.epoch_ms;
 	if (p == RS_NEVER)
 		return RS_NEVER;
-	return rs_clock_epoch_ms() + (p - rs_clock_now_ms());
+	return rt->deadline_epoch_ms;
 }
 
 void rs_tdeadline_take(int fd, int64_t mono_ms, int64_t epoch_ms)

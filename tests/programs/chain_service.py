@@ -12,21 +12,24 @@ can tell when each hop started and stopped its downstream call:
     <epoch_ms> <name> call <url>
     <epoch_ms> <name> gave_up <error>        (or: ok <bytes>)
 
-  chain_service.py NAME PORT WORK_MS NEXT_URL|- LOGFILE [pool]
+  chain_service.py NAME PORT WORK_MS NEXT_URL|- LOGFILE [thread|fork|pool]
 
-With `pool`, the handler hands the work to a worker thread pool and waits
+With `fork`, the server is ForkingHTTPServer (a process per request,
+prefork/PHP-style).  With `pool`, the handler hands the work to a worker thread pool and waits
 for it: the documented case the library cannot follow (the worker is not
 the thread that read the request).  With NEXT_URL `-` it answers at once
 after its work (a slow backend).  Prints "ready" when listening.
 """
 import concurrent.futures
 import http.server
+import socketserver
 import sys
 import time
 import urllib.request
 
 NAME, PORT, WORK_MS, NEXT, LOG = sys.argv[1:6]
-POOL = len(sys.argv) > 6 and sys.argv[6] == "pool"
+MODEL = sys.argv[6] if len(sys.argv) > 6 else "thread"
+POOL = MODEL == "pool"
 EXECUTOR = concurrent.futures.ThreadPoolExecutor(4) if POOL else None
 
 
@@ -71,7 +74,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
-srv = http.server.ThreadingHTTPServer(("127.0.0.1", int(PORT)), Handler)
+if MODEL == "fork":
+    class Server(socketserver.ForkingMixIn, http.server.HTTPServer):
+        pass
+else:
+    Server = http.server.ThreadingHTTPServer
+srv = Server(("127.0.0.1", int(PORT)), Handler)
 srv.daemon_threads = True
 print("ready", flush=True)
 srv.serve_forever()

@@ -10,6 +10,7 @@ that mode (SPEC 10) and exits 1 on the first failure:
            downstream calls at the deadline (>= it, < it + 150 + slack)
            and within 100 + slack ms of each other; no request reached a
            hop or the backend after the deadline.
+  fork:    the same, with B a process-per-request server.
   bare:    C was still waiting on the backend when the run ended (2 s or
            more after the deadline): orphaned work.
   pool:    B's worker thread is not bound: C got no deadline header, B's
@@ -107,7 +108,7 @@ def main():
                first(ev, w, "gave_up") is None and first(ev, w, "ok") is None]
     if waiting:
         print("  %+6d ms  still waiting: %s" % (end - d, " ".join(waiting)))
-    if mode == "library":
+    if mode in ("library", "fork"):
         check_library(ev, d, client, slack)
     elif mode == "bare":
         check_bare(ev, d, end)

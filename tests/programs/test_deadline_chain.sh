@@ -7,9 +7,10 @@
 #   library  the client fails at ~500 ms, B and C give up at the deadline
 #            (>= it, < it + 150 ms + RS_SLACK_MS) within 100 ms + RS_SLACK_MS
 #            of each other, no hop or backend gets a request after it;
+#   fork     the same with B a process-per-request server (ForkingHTTPServer);
 #   pool     a service handing requests to a worker pool does not pass the
 #            deadline on (documented limitation), and nothing breaks.
-# Loopback only, no namespace needed.  About 15 s in all.
+# Loopback only, no namespace needed.  About 20 s in all.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 command -v python3 >/dev/null && command -v curl >/dev/null ||
@@ -18,7 +19,7 @@ slack=${RS_SLACK_MS:-0}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fails=0
-for mode in bare library pool; do
+for mode in bare library fork pool; do
 	SETTLE_S=2 sh scripts/deadline-chain.sh "$mode" "$dir/$mode" ||
 		{ echo "FAIL: $mode: the chain did not run"; fails=$((fails + 1)); continue; }
 	echo "== $mode"
