@@ -51,11 +51,28 @@ CLI_SRC   := $(sort $(wildcard tools/*.c))
 CLI_OBJ   := $(patsubst tools/%.c,$(B)/obj/tools/%.o,$(CLI_SRC))
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
+# Engine tests (tests/engine/test_*.c) run the preload engines in-process
+# against scripted fakes: every preload object except the boundary
+# (interpose.o), the real-call table (real.o) and start-up (init.o,
+# runtime.o), which tests/engine/fake_*.c stand in for.  The linker's --wrap redirects the
+# engines' clock, getpeername and counters to the fakes as well, so no
+# production source changes for the tests.  They land in $(B)/tests/ and
+# so run with the unit tests.
+ENGINE_SRC  := $(sort $(wildcard tests/engine/test_*.c))
+ENGINE_BIN  := $(patsubst tests/engine/%.c,$(B)/tests/%,$(ENGINE_SRC))
+FAKE_SRC    := $(sort $(filter-out $(ENGINE_SRC),$(wildcard tests/engine/*.c)))
+FAKE_OBJ    := $(patsubst tests/engine/%.c,$(B)/obj/engine/%.o,$(FAKE_SRC))
+FAKED_OBJ   := $(addprefix $(B)/obj/preload/,interpose.o real.o init.o \
+	runtime.o)
+ENGINE_OBJ  := $(filter-out $(FAKED_OBJ),$(OBJ_PRELOAD)) $(OBJ_CORE)
+ENGINE_WRAP := -Wl,--wrap=rs_clock_now_ms -Wl,--wrap=getpeername \
+	-Wl,--wrap=rs_stats_add
 ITEST_SRC := $(sort $(wildcard tests/integration/*.c))
 ITEST_BIN := $(patsubst tests/integration/%.c,$(B)/itests/%,$(ITEST_SRC))
 
 .PHONY: all lib cli tests test unit integration demo demo-deadline bench install uninstall \
-	asan valgrind fuzz format format-check lint clean help deps
+	asan valgrind fuzz format format-check lint clean help deps coverage \
+	unit-tests
 
 all: lib cli ## build build/libresolute.so and build/resolute
 
@@ -122,6 +139,19 @@ $(B)/tests/%: tests/unit/%.c $(OBJ_CORE)
 	$(Q)$(CC) $(CPPFLAGS) $(INC_CORE) -Itests $(CFLAGS) -Wno-missing-prototypes -MMD -MP \
 		-o $@ $< $(OBJ_CORE) $(LDLIBS_CLI) $(CMOCKA_LIBS)
 
+$(B)/obj/engine/%.o: tests/engine/%.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) $(INC_PRELOAD) -Itests/engine $(CFLAGS) \
+		-Wno-missing-prototypes -MMD -MP -c -o $@ $<
+
+$(B)/tests/test_engine_%: tests/engine/test_engine_%.c $(FAKE_OBJ) $(ENGINE_OBJ)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) $(INC_PRELOAD) -Itests/engine $(CFLAGS) \
+		-Wno-missing-prototypes -MMD -MP $(ENGINE_WRAP) -o $@ $< \
+		$(FAKE_OBJ) $(ENGINE_OBJ) $(LDLIBS_LIB) $(CMOCKA_LIBS)
+
 # Integration test programs are plain clients: they link nothing of ours and
 # get the library through LD_PRELOAD, as any program would.  Built with
 # _FORTIFY_SOURCE=2 so that the fortified entry points are exercised.
@@ -131,7 +161,9 @@ $(B)/itests/%: tests/integration/%.c tests/integration/peer.h
 	$(Q)$(CC) -D_GNU_SOURCE -D_FORTIFY_SOURCE=2 -Itests $(filter-out -fvisibility=hidden,$(CFLAGS)) \
 		-Wno-missing-prototypes -MMD -MP -o $@ $< $(CMOCKA_LIBS) -lpthread
 
-tests: $(UNIT_BIN) $(ITEST_BIN)
+tests: $(UNIT_BIN) $(ENGINE_BIN) $(ITEST_BIN)
+
+unit-tests: $(UNIT_BIN) $(ENGINE_BIN)
 
 deps: ## install the build and test packages (as root), or say how
 	$(Q)scripts/deps.sh
@@ -164,6 +196,19 @@ $(B)/bench/%: bench/%.c
 bench: all $(BENCH_BIN) $(B)/itests/peer ## benchmarks: figures with and without the library, as ratios
 	$(Q)if [ -x scripts/bench.sh ]; then scripts/bench.sh; fi
 	$(Q)scripts/bench-sidecar.sh
+
+# Line coverage of src/ from the unit and engine tests alone (no preloading,
+# no network): an instrumented build of its own, the unit suite, then a
+# per-file table and a floor for the engines (scripts/coverage.sh).  Profile
+# counters are updated atomically: some unit tests run threads.
+COV_B := build-cov
+
+coverage: ## per-file line coverage of src/ from the unit and engine tests
+	$(Q)rm -rf $(COV_B)/obj/*/*.gcda
+	$(Q)$(MAKE) --no-print-directory B=$(COV_B) OPT="-O0 -g" SAN="--coverage -fprofile-update=atomic" \
+		unit-tests
+	$(Q)B=$(COV_B) scripts/run-tests.sh unit
+	$(Q)B=$(COV_B) scripts/coverage.sh
 
 asan: ## the whole test suite under ASan+UBSan
 	$(Q)$(MAKE) --no-print-directory B=build-asan OPT="-O1 -g" \
@@ -201,11 +246,12 @@ format: ## reformat the C sources
 format-check:
 	clang-format --dry-run --Werror src/*/*.[ch] tools/*.c
 
-lint: ## cppcheck, shellcheck and the no-interposed-calls rule
+lint: ## cppcheck, shellcheck, the no-interposed-calls rule and the layering
 	cppcheck --quiet --error-exitcode=1 --std=c11 -D_GNU_SOURCE \
 		--suppress=missingIncludeSystem --inline-suppr -Isrc/core -Isrc/preload src tools
 	shellcheck -S warning scripts/*.sh .ci/run tests/programs/*.sh
 	scripts/lint-calls.sh
+	B=$(B) scripts/lint-layers.sh
 
 clean:
 	rm -rf build build-*

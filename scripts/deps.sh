@@ -10,7 +10,7 @@ set -u
 # command to look for).
 PKGS="make gcc libc6-dev libyaml-dev libcmocka-dev nftables iproute2
 netcat-openbsd curl wget nodejs mandoc clang libclang-rt-14-dev valgrind shellcheck cppcheck
-node-llhttp"
+node-llhttp gcovr"
 
 missing=""
 

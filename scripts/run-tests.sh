@@ -4,7 +4,9 @@
 #
 #   scripts/run-tests.sh [unit|integration|programs|all]
 #
-# unit:        build/tests/test_*       cmocka, pure modules, no preloading
+# unit:        build/tests/test_*       cmocka, pure modules, no preloading;
+#                                       test_engine_* run the engines
+#                                       against a scripted kernel
 # integration: build/itests/test_*      cmocka orchestrators that start the
 #                                       peer and preloaded clients themselves
 # programs:    tests/programs/test_*.sh real programs (curl, wget, nc, python3,
@@ -30,6 +32,18 @@ if [ -n "${RS_ASAN:-}" ]; then
 fi
 if [ -n "${RS_VALGRIND:-}" ]; then
 	export RS_SLACK_MS="${RS_SLACK_MS:-1000}"
+fi
+# The tests run with a /dev/shm of their own when root can make one: the
+# machine-wide retry budgets and counters live there, and segments left by
+# other processes of the same user (an earlier run, another checkout's
+# tests, a running service) would otherwise show up in what `resolute stats`
+# prints and change what the tests see.
+if [ -z "${RS_PRIVATE_SHM:-}" ] && [ "$(id -u)" = 0 ] &&
+    unshare -m true 2>/dev/null; then
+	export RS_PRIVATE_SHM=1
+	exec unshare -m sh -c 'mount --make-rprivate / &&
+		mount -t tmpfs -o mode=1777,size=256m tmpfs /dev/shm &&
+		exec "$0" "$@"' "$0" "$@"
 fi
 what=${1:-all}
 limit=${RS_TEST_TIMEOUT:-300}

@@ -51,14 +51,6 @@ int rs_cli_usage_error(const char *fmt, ...)
 void rs_cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
- * Parses a duration as the policy writes it ("250ms", "1.5s", "2m") into
- * *ms.  `off` is refused: a command-line deadline must be finite.
- * Returns 0, or -EINVAL for anything else (bare numbers included) and
- * -ERANGE when it does not fit in 32 bits of milliseconds.
- */
-int rs_cli_parse_duration(const char *s, uint32_t *ms);
-
-/*
  * Loads the policy file at path with the library's own loader, printing
  * every diagnostic on stderr.  Returns 0 with *out set, or -1.
  */

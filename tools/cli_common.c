@@ -1,6 +1,6 @@
 /*
- * cli_common.c - helpers shared by the subcommands: messages, durations,
- * policy loading with diagnostics, and finding the interposer.
+ * cli_common.c - helpers shared by the subcommands: messages, policy
+ * loading with diagnostics, and finding the interposer.
  *
  * Single-threaded use only (the tool has no threads).
  */
@@ -41,40 +41,6 @@ void rs_cli_warn(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-}
-
-/* Returns the milliseconds in one unit, or 0 for an unknown unit. */
-static double unit_ms(const char *unit)
-{
-	if (strcmp(unit, "ms") == 0)
-		return 1;
-	if (strcmp(unit, "s") == 0)
-		return 1000;
-	if (strcmp(unit, "m") == 0)
-		return 60000;
-	return 0;
-}
-
-int rs_cli_parse_duration(const char *s, uint32_t *ms)
-{
-	char *end;
-	double v, unit;
-
-	/* strtod alone would also take "inf", hex and leading blanks. */
-	if (!s || !(*s >= '0' && *s <= '9'))
-		return -EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end == '\0')
-		return -EINVAL;
-	unit = unit_ms(end);
-	if (unit == 0)
-		return -EINVAL;
-	v = v * unit + 0.5;	/* rounded to the nearest ms below */
-	if (v >= (double)RS_OFF)
-		return -ERANGE;
-	*ms = (uint32_t)v;
-	return 0;
 }
 
 /* Prints every diagnostic in d on stderr, in the order found. */

@@ -17,9 +17,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "policy_source.h"
 #include "policy_yaml.h"
 
-#define SYSTEM_POLICY "/etc/resolute/policy.yaml"
 
 /* What the user typed, parsed. */
 struct spec {
@@ -132,20 +132,15 @@ static int parse_target(const char *arg, struct spec *sp)
 }
 
 /*
- * Chooses the policy as the library does: --policy, $RESOLUTE_POLICY, the
- * system file when it exists, else the compiled-in default.
+ * Loads the policy the library would use (rs_policy_choose(), the same
+ * code): --policy, $RESOLUTE_POLICY, the system file when it exists, else
+ * the compiled-in default.
  */
 static int load(const char *opt, struct rs_policy **p)
 {
-	const char *env = getenv("RESOLUTE_POLICY");
+	const char *path = rs_policy_choose(opt, false);
 
-	if (opt)
-		return rs_cli_load_policy(opt, p);
-	if (env && *env)
-		return rs_cli_load_policy(env, p);
-	if (access(SYSTEM_POLICY, F_OK) == 0)
-		return rs_cli_load_policy(SYSTEM_POLICY, p);
-	return rs_cli_load_builtin(p);
+	return path ? rs_cli_load_policy(path, p) : rs_cli_load_builtin(p);
 }
 
 /*

@@ -17,9 +17,11 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "duration.h"
+#include "log.h"
+#include "policy_source.h"
 #include "policy_yaml.h"
 
-#define SYSTEM_POLICY "/etc/resolute/policy.yaml"
 
 struct run_opts {
 	const char *policy;
@@ -40,12 +42,6 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name)
 	if (argv[*i][n] == '\0' && *i + 1 < argc)
 		return argv[++*i];
 	return NULL;
-}
-
-static bool valid_level(const char *l)
-{
-	return strcmp(l, "error") == 0 || strcmp(l, "warn") == 0 ||
-	    strcmp(l, "info") == 0 || strcmp(l, "debug") == 0;
 }
 
 /* Parses the options up to COMMAND; returns 0 or an exit status. */
@@ -72,7 +68,7 @@ static int run_args(int argc, char **argv, struct run_opts *o)
 	}
 	if (i >= argc)
 		return rs_cli_usage_error("run: no COMMAND given");
-	if (o->log && !valid_level(o->log))
+	if (o->log && rs_log_level_parse(o->log) < 0)
 		return rs_cli_usage_error("run: --log must be error, warn, "
 		    "info or debug, not '%s'", o->log);
 	o->cmd = argv + i;
@@ -129,17 +125,19 @@ static int set_preload(void)
  */
 static int set_policy(const char *opt)
 {
-	const char *env = getenv("RESOLUTE_POLICY");
-	const char *path = opt ? opt : (env && *env ? env : NULL);
+	const char *path = rs_policy_choose(opt, false);
 	const char *strict = getenv("RESOLUTE_STRICT");
 	char abs[PATH_MAX];
 	struct rs_policy *p;
 
-	if (!path && access(SYSTEM_POLICY, F_OK) != 0)
+	if (!path)
 		return 0;
-	if (rs_cli_abs_path(path ? path : SYSTEM_POLICY, abs, sizeof(abs)) < 0)
+	if (rs_cli_abs_path(path, abs, sizeof(abs)) < 0)
 		return rs_cli_usage_error("run: policy path too long");
-	if (path && setenv("RESOLUTE_POLICY", abs, 1) != 0)
+	/* The library finds the system file by itself; a named one is
+	   exported, absolute, as it wins over the environment's. */
+	if ((opt || !rs_policy_is_system(path)) &&
+	    setenv("RESOLUTE_POLICY", abs, 1) != 0)
 		return RS_EXIT_FAIL;
 	if (rs_cli_load_policy(abs, &p) == 0) {
 		rs_policy_free(p);
@@ -159,15 +157,23 @@ static int set_policy(const char *opt)
 static int set_deadline(const char *d)
 {
 	const char *old = getenv("RESOLUTE_DEADLINE");
-	char buf[32], *end;
-	uint32_t ms;
+	char buf[32], why[160], *end;
+	uint64_t ms;
 	long long want, have;
 
 	if (!d)
 		return 0;
-	if (rs_cli_parse_duration(d, &ms) < 0)
-		return rs_cli_usage_error("run: invalid --deadline '%s' "
-		    "(a number and a unit: 250ms, 1.5s, 2m)", d);
+	/* The policy's own grammar (duration.h): the same texts work in
+	   both places; `off` is no deadline, so it is refused here. */
+	if (strcmp(d, "off") == 0)
+		return rs_cli_usage_error("run: --deadline cannot be off (leave "
+		    "the option out for none)");
+	if (rs_duration_parse(d, &ms, why, sizeof(why)) < 0)
+		return rs_cli_usage_error("run: invalid --deadline '%s': %s",
+		    d, why);
+	if (ms >= RS_OFF)
+		return rs_cli_usage_error("run: --deadline '%s' is too long",
+		    d);
 	want = (long long)rs_clock_epoch_ms() + ms;
 	if (old && *old) {
 		errno = 0;

@@ -9,6 +9,8 @@
 #define RS_CLOCK_H
 
 #include <stdint.h>
+#include <sys/time.h>
+#include <time.h>
 
 /* No deadline. */
 #define RS_NEVER INT64_MAX
@@ -33,5 +35,21 @@ static inline int64_t rs_clock_min(int64_t a, int64_t b)
  * so it can be given to poll(); RS_NEVER gives -1 (wait forever).
  */
 int rs_clock_remaining_ms(int64_t when, int64_t now);
+
+/*
+ * The one rounding of a kernel time value to milliseconds: up, so that a
+ * wait the library does in place of the kernel's never ends before the
+ * kernel's would.  The value must be valid (non-negative fields, the
+ * sub-second one below a second).
+ */
+static inline int64_t rs_clock_timespec_ms(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000 + (ts->tv_nsec + 999999) / 1000000;
+}
+
+static inline int64_t rs_clock_timeval_ms(const struct timeval *tv)
+{
+	return (int64_t)tv->tv_sec * 1000 + (tv->tv_usec + 999) / 1000;
+}
 
 #endif /* RS_CLOCK_H */

@@ -49,7 +49,8 @@ static int duration_digits(const char **sp, uint64_t *mant, unsigned *frac)
 	return ndig > 13 || *frac > 6 ? -ERANGE : 0;
 }
 
-uint32_t rs_duration_unit_ms(const char *u)
+/* Returns the milliseconds in one unit ("ms", "s", "m"), or 0. */
+static uint32_t unit_ms(const char *u)
 {
 	return !strcmp(u, "ms") ? 1 : !strcmp(u, "s") ? 1000
 			  : !strcmp(u, "m") ? 60000 : 0;
@@ -71,7 +72,7 @@ static int duration_unit(const char *s, const char *u, uint64_t mant,
     unsigned frac, uint64_t *ms, char *why, size_t len)
 {
 	uint64_t pow10 = 1;
-	uint32_t unit = rs_duration_unit_ms(u);
+	uint32_t unit = unit_ms(u);
 
 	if (!*u)
 		return fail(why, len, "bare number %s needs a unit: %sms, %ss "

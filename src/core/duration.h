@@ -26,9 +26,6 @@
 int rs_duration_parse(const char *text, uint64_t *ms, char *why,
     size_t why_len);
 
-/* Returns the milliseconds in one unit ("ms", "s", "m"), or 0. */
-uint32_t rs_duration_unit_ms(const char *unit);
-
 /* Formats a duration ("250ms", "1.5s", "2m", "off") into buf; returns buf. */
 char *rs_duration_format(uint32_t ms, char *buf, size_t len);
 

@@ -37,7 +37,11 @@ int rs_log_configure(bool secure);
 /* Returns whether lines of this level are written. */
 bool rs_log_enabled(enum rs_log_level level);
 
-/* Parses "error", "warn", "info", "debug"; returns the level or -1. */
+/*
+ * Parses "error", "warn", "info", "debug", and "warning" as a synonym of
+ * "warn"; returns the level or -1.  The one parser of level names: the
+ * library (RESOLUTE_LOG) and `resolute run --log` both call it.
+ */
 int rs_log_level_parse(const char *s);
 
 /*

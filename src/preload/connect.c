@@ -128,6 +128,26 @@ static void start_logical(struct rs_fd *e, const struct rs_target *t,
 	rs_fd_set_state(e, RS_FD_BACKOFF);
 }
 
+/*
+ * Runs a new logical connect as far as connect() itself goes: to its end
+ * on a blocking socket; on a non-blocking one, the first attempt's start,
+ * reporting EINPROGRESS unless it already ended (then the entry of a
+ * failed one is forgotten, as the kernel's answer is final).
+ */
+static int first_steps(int fd, struct rs_fd *e, int flags, int64_t now)
+{
+	if (!(flags & O_NONBLOCK))
+		return rs_connect_run_blocking(fd, e, flags);
+	if (rs_connect_step(fd, e, 0, now) != RS_WANT_NOTHING)
+		return -EINPROGRESS;
+	if (rs_fd_state(e) == RS_FD_CONNECTED)
+		return 0;
+	int err = e->final_error;
+
+	rs_fd_forget(fd);
+	return -err;
+}
+
 int rs_connect(int fd, const struct sockaddr *sa, socklen_t len)
 {
 	if (!sa || len < sizeof(sa_family_t) ||
@@ -170,14 +190,5 @@ int rs_connect(int fd, const struct sockaddr *sa, socklen_t len)
 	start_logical(e, &t, s, rule, sa, len, now);
 	e->nonblocking = (flags & O_NONBLOCK) != 0;
 	log_decision(rt->policy, &t, rule, e);
-	if (!(flags & O_NONBLOCK))
-		return rs_connect_run_blocking(fd, e, flags);
-	if (rs_connect_step(fd, e, 0, now) != RS_WANT_NOTHING)
-		return -EINPROGRESS;
-	if (rs_fd_state(e) == RS_FD_CONNECTED)
-		return 0;
-	int err = e->final_error;
-
-	rs_fd_forget(fd);
-	return -err;
+	return first_steps(fd, e, flags, now);
 }

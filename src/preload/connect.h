@@ -5,7 +5,7 @@
  * up to `attempts` kernel connects on the same descriptor (connect_step.h).
  * Blocking sockets run the whole sequence inside connect()
  * (connect_wait.h); non-blocking ones are advanced by the waits (wait.c,
- * epolltrack.c).  Thread-safe per descriptor.
+ * epollwait.c).  Thread-safe per descriptor.
  */
 #ifndef RS_CONNECT_H
 #define RS_CONNECT_H

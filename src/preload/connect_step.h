@@ -5,7 +5,7 @@
  * the same descriptor, each bounded by connect_timeout, separated by
  * backoff waits, all bounded by connect_budget and the process deadline.
  * rs_connect_step() advances it as far as it can without blocking; the
- * blocking driver (connect_wait.h) and the waits (wait.c, epolltrack.c)
+ * blocking driver (connect_wait.h) and the waits (wait.c, epollwait.c)
  * call it when time passes or the socket is reported.  Thread-safe per
  * descriptor: the entry's lock is held only inside a step.
  */

@@ -238,8 +238,23 @@ static uint32_t report_failure(struct rs_ept_record *r)
 	return (r->events & EPOLLOUT) | EPOLLERR | EPOLLHUP;
 }
 
-uint32_t rs_eptrec_sync(struct rs_ept_record *r, int ready, int64_t now,
-    int64_t *next)
+/*
+ * Holds the failure of r's connect for the next wait on its instance: the
+ * kernel's registration stays away (a one-shot would fire on the dead
+ * socket and be spent, a level-triggered one report it without EPOLLERR)
+ * and the record stays active, so that the wait reports it.  For callers
+ * that have no wait to report to.
+ */
+static uint32_t hold_failure(struct rs_ept_record *r)
+{
+	set_kernel(r, RS_EPT_ABSENT, 0);
+	activate(r);
+	return 0;
+}
+
+/* rs_eptrec_sync(); deliver: a failure is reported now, else held. */
+static uint32_t sync_record(struct rs_ept_record *r, int ready, int64_t now,
+    int64_t *next, bool deliver)
 {
 	struct rs_fd *e = rs_fd_get(r->fd);
 	enum rs_fd_state st = e ? rs_fd_state(e) : RS_FD_NONE;
@@ -250,7 +265,7 @@ uint32_t rs_eptrec_sync(struct rs_ept_record *r, int ready, int64_t now,
 		return 0;
 	st = e ? rs_fd_state(e) : RS_FD_NONE;
 	if (st == RS_FD_FAILED && !r->reported && e->final_error)
-		return report_failure(r);
+		return deliver ? report_failure(r) : hold_failure(r);
 	short io = rs_eptrec_io_events(r->events);
 	int64_t dl = st == RS_FD_CONNECTED && io ?
 	    rs_io_wait_deadline(e, io, now) : RS_NEVER;
@@ -268,6 +283,19 @@ uint32_t rs_eptrec_sync(struct rs_ept_record *r, int ready, int64_t now,
 	set_kernel(r, withdrawn(r) ? RS_EPT_ABSENT : RS_EPT_PROGRAM, 0);
 	deactivate(r);
 	return 0;
+}
+
+uint32_t rs_eptrec_sync(struct rs_ept_record *r, int ready, int64_t now,
+    int64_t *next)
+{
+	return sync_record(r, ready, now, next, true);
+}
+
+void rs_eptrec_refresh(struct rs_ept_record *r, int64_t now)
+{
+	int64_t next = RS_NEVER;
+
+	sync_record(r, 0, now, &next, false);
 }
 
 void rs_eptrec_forget_instance(int epfd)

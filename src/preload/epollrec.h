@@ -98,6 +98,14 @@ int rs_eptrec_kctl(int epfd, int op, int fd, uint32_t events,
 uint32_t rs_eptrec_sync(struct rs_ept_record *r, int ready, int64_t now,
     int64_t *next);
 
+/*
+ * The same for a caller with no wait to report to (epoll_ctl, connect()):
+ * a failure not yet reported is held for the next wait on r's instance,
+ * as Linux reports a dead socket to a registration made or re-armed
+ * after it died.
+ */
+void rs_eptrec_refresh(struct rs_ept_record *r, int64_t now);
+
 /* The poll events a program's epoll registration waits for. */
 static inline short rs_eptrec_io_events(uint32_t events)
 {

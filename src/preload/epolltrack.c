@@ -44,7 +44,6 @@ static bool worth_recording(int fd)
 /* EPOLL_CTL_ADD: the kernel decides, then the record follows. */
 static int ctl_add(int epfd, int fd, struct epoll_event *ev)
 {
-	int64_t next = RS_NEVER;
 	struct rs_ept_record *g;
 
 	if (!worth_recording(fd))
@@ -58,7 +57,7 @@ static int ctl_add(int epfd, int fd, struct epoll_event *ev)
 		g->data = ev->data;
 		g->kmode = RS_EPT_PROGRAM;
 		g->disarmed = false;
-		rs_eptrec_sync(g, 0, rs_clock_now_ms(), &next);
+		rs_eptrec_refresh(g, rs_clock_now_ms());
 	}
 	rs_eptrec_unlock();
 	return r;
@@ -70,7 +69,6 @@ static int ctl_add(int epfd, int fd, struct epoll_event *ev)
  */
 static int ctl_recorded(struct rs_ept_record *g, int op, struct epoll_event *ev)
 {
-	int64_t next = RS_NEVER;
 	int r = 0;
 
 	if (op == EPOLL_CTL_DEL) {
@@ -93,7 +91,7 @@ static int ctl_recorded(struct rs_ept_record *g, int op, struct epoll_event *ev)
 		r = rs_eptrec_kctl(g->epfd, EPOLL_CTL_ADD, g->fd, ev->events,
 		    ev->data);
 	}
-	rs_eptrec_sync(g, 0, rs_clock_now_ms(), &next);
+	rs_eptrec_refresh(g, rs_clock_now_ms());
 	return r;
 }
 
@@ -117,7 +115,6 @@ int rs_ept_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 
 void rs_ept_fd_changed(int fd)
 {
-	int64_t next = RS_NEVER;
 	int save = errno;
 
 	if (!rs_eptrec_count())
@@ -128,7 +125,7 @@ void rs_ept_fd_changed(int fd)
 		struct rs_ept_record *r = rs_eptrec_find(i->epfd, fd);
 
 		if (r)
-			rs_eptrec_sync(r, 0, rs_clock_now_ms(), &next);
+			rs_eptrec_refresh(r, rs_clock_now_ms());
 	}
 	rs_eptrec_unlock();
 	errno = save;

@@ -6,7 +6,7 @@
  * handlers and, in strict mode, starts the runtime at once (so that a
  * broken policy stops the program at start-up, as RESOLUTE_STRICT
  * promises); everything else starts on first use (runtime.c).  Modules
- * with fork handlers of their own register them themselves (epolltrack.c).
+ * with fork handlers of their own register them themselves (epollrec.c).
  * This file has no header: nothing calls into it.
  */
 #include <pthread.h>

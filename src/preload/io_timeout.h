@@ -3,7 +3,7 @@
  * (SPEC §6): when they fall due, and how a wait reports them.
  *
  * Shared by the blocking calls (io_block.h) and the waits (wait.c,
- * epolltrack.c).  Thread-safe: no locks, the entry's fields are atomics.
+ * epollwait.c).  Thread-safe: no locks, the entry's fields are atomics.
  * All times are monotonic milliseconds.
  */
 #ifndef RS_IO_TIMEOUT_H

@@ -17,14 +17,13 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "default_policy.h"
 #include "guard.h"
 #include "log.h"
+#include "policy_source.h"
 #include "policy_yaml.h"
 #include "stats.h"
 
 #define EX_CONFIG 78
-#define SYSTEM_POLICY "/etc/resolute/policy.yaml"
 
 static struct rs_runtime runtime;
 static int ready;			/* atomic: runtime is complete */
@@ -54,23 +53,20 @@ static void report(const struct rs_diags *d)
 }
 
 /*
- * Loads the policy the environment names.  Returns it, or NULL when it is
+ * Loads the policy rs_policy_choose() names.  Returns it, or NULL when it is
  * invalid or unreadable (after logging why).
  */
 static struct rs_policy *load_policy(bool secure)
 {
-	const char *path = secure ? NULL : getenv("RESOLUTE_POLICY");
+	const char *path = rs_policy_choose(NULL, secure);
 	struct rs_diags d = { 0 };
 	struct rs_policy *p = NULL;
 	int err;
 
-	if ((!path || !*path) && access(SYSTEM_POLICY, F_OK) == 0)
-		path = SYSTEM_POLICY;
-	if (path && *path)
+	if (path)
 		err = rs_policy_load_file(path, &p, &d);
 	else
-		err = rs_policy_load_buffer("<built-in>", rs_default_policy,
-		    (size_t)rs_default_policy_len, &p, &d);
+		err = rs_policy_load_default(&p, &d);
 	if (err) {
 		report(&d);
 		rs_log(RS_LOG_ERROR, NULL, "policy %s unusable; %s",

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include "clock.h"
 #include "real.h"
 
 int64_t rs_sotimeo_ms(int fd, bool send)
@@ -18,5 +19,5 @@ int64_t rs_sotimeo_ms(int fd, bool send)
 	if (rs_real_getsockopt(fd, SOL_SOCKET, send ? SO_SNDTIMEO :
 		SO_RCVTIMEO, &tv, &len) < 0)
 		return 0;
-	return (int64_t)tv.tv_sec * 1000 + (tv.tv_usec + 999) / 1000;
+	return rs_clock_timeval_ms(&tv);
 }

@@ -1,6 +1,6 @@
 /*
  * wait.c - the program's waits: poll, ppoll, select, pselect (epoll is in
- * epolltrack.c).
+ * epolltrack.c and epollwait.c).
  *
  * A wait that involves a managed socket whose connect is pending, failed
  * or whose read/write timeout may expire runs as a loop of real ppoll
@@ -270,7 +270,7 @@ static int64_t end_of(const struct timespec *tmo, int64_t now)
 		return -1;
 	if (tmo->tv_sec > INT32_MAX)
 		return RS_NEVER;
-	return now + tmo->tv_sec * 1000 + (tmo->tv_nsec + 999999) / 1000000;
+	return now + rs_clock_timespec_ms(tmo);
 }
 
 int rs_wait_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
@@ -443,7 +443,7 @@ int rs_wait_select(int n, fd_set *r, fd_set *w, fd_set *x,
 	int64_t now = rs_clock_now_ms(), end = RS_NEVER;
 
 	if (tmo && tmo->tv_sec <= INT32_MAX)
-		end = now + tmo->tv_sec * 1000 + (tmo->tv_usec + 999) / 1000;
+		end = now + rs_clock_timeval_ms(tmo);
 	int ret = sel_managed(n, r, w, x, end, NULL, count);
 
 	/* Linux select leaves the time not slept in *tmo. */
@@ -472,7 +472,7 @@ int rs_wait_pselect(int n, fd_set *r, fd_set *w, fd_set *x,
 	return sel_managed(n, r, w, x, end, mask, count);
 }
 
-/* ---- epoll: see epolltrack.c ---- */
+/* ---- epoll: see epolltrack.c (records) and epollwait.c (waits) ---- */
 
 int rs_wait_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {

@@ -203,6 +203,22 @@ expect 3 env RESOLUTE_LIB="$LIB" "$CLI" run -- sh -c 'exit 3'
 expect 2 "$CLI" run
 expect 2 "$CLI" run --deadline 5 -- true
 expect 2 "$CLI" run --log loud -- true
+
+# --deadline takes the policy's duration grammar (duration.c, the same
+# code): decimals that make whole milliseconds; nothing rounded, no
+# exponents, no `off`.
+expect 0 env RESOLUTE_LIB="$LIB" "$CLI" run --deadline 1.5s -- true
+expect 0 env RESOLUTE_LIB="$LIB" "$CLI" run --deadline 500ms -- true
+expect 0 env RESOLUTE_LIB="$LIB" "$CLI" run --deadline=2m -- true
+expect 2 "$CLI" run --deadline 0.0001s -- true
+has "$tmp/err" "not a whole number of milliseconds"
+expect 2 "$CLI" run --deadline 1e3ms -- true
+expect 2 "$CLI" run --deadline off -- true
+expect 2 "$CLI" run --deadline 4294967295ms -- true
+
+# "warning" is "warn" for --log as for RESOLUTE_LOG (rs_log_level_parse).
+expect 0 env RESOLUTE_LIB="$LIB" "$CLI" run --log warning -- env
+has "$tmp/out" "RESOLUTE_LOG=warning"
 expect 2 "$CLI" run --frobnicate -- true
 
 printf 'int main(void) { return 0; }\n' >"$tmp/st.c"

@@ -5,10 +5,8 @@
 # proves nothing).  Also a 200 MB download must arrive byte-identical.
 #
 # Clients that wait in poll/epoll (curl, nc, wget's default, python with a
-# socket timeout, asyncio, node) rely on the wait engine (src/preload/wait.c).
-# While src/preload/wait.c is still the provisional pass-through, their failures
-# are reported as "XFAIL (needs wait engine)" and not counted; once the
-# engine lands they are ordinary cases.
+# socket timeout, asyncio, node) get their timeout from the wait engine
+# (src/preload/wait.c, epollwait.c); the others from blocking reads (io.c).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 B=${RS_BUILD:-$PWD/build}
@@ -16,8 +14,6 @@ LIB=${RS_LIB:-$B/libresolute.so}
 PEER=$B/itests/peer
 SLACK=${RS_SLACK_MS:-2000}
 [ -x "$PEER" ] || { echo "SKIPPED: $PEER not built (make tests)"; exit 0; }
-need_wait=0
-grep -q '^ \* Provisional' src/preload/wait.c && need_wait=1
 tmp=$(mktemp -d /tmp/rs-clients-io-XXXXXX)
 policy=$tmp/policy.yaml
 printf 'version: 1\ndefaults:\n  read_timeout: 1s\n' >"$policy"
@@ -27,7 +23,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-fails=0 xfails=0 passes=0 any_status=0
+fails=0 passes=0 any_status=0
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
@@ -50,31 +46,26 @@ peer() {
 	[ -n "$port" ] || { echo "peer $1 did not start"; exit 1; }
 }
 
-# case NAME WAITENGINE CMD...: CMD (bounded by timeout 20) must fail
-# between 1000 and 1000+SLACK ms under the library, and still be running
-# after 3 s without it.  WAITENGINE=1 marks clients that need wait.c.
+# case NAME CMD...: CMD (bounded by timeout 20) must fail between 1000
+# and 1000+SLACK ms under the library, and still be running after 3 s
+# without it.
 # With any_status=1 any exit counts: OpenBSD nc ends with status 0 when
 # reading from the network fails.
 case_timeout() {
-	name=$1 dep=$2 bound=20
-	shift 2
-	# A client known to hang until the wait engine lands is cut short.
-	[ "$dep" = 1 ] && [ $need_wait = 1 ] && bound=4
+	name=$1 bound=20
+	shift
 	start=$(now_ms)
 	timeout $bound env LD_PRELOAD="$LIB" RESOLUTE_POLICY="$policy" "$@" \
 		>"$tmp/out" 2>&1
 	rc=$?
 	ms=$(($(now_ms) - start))
-	bare=124
-	[ "$bound" = 20 ] && { timeout 3 "$@" >/dev/null 2>&1; bare=$?; }
+	timeout 3 "$@" >/dev/null 2>&1
+	bare=$?
 	if { [ $rc -ne 0 ] || [ "$any_status" = 1 ]; } &&
 	    [ $rc -ne 124 ] && [ $ms -ge 1000 ] &&
 	    [ $ms -lt $((1000 + SLACK)) ] && [ $bare -eq 124 ]; then
 		echo "ok    $name: exit $rc after $ms ms (hangs without: yes)"
 		passes=$((passes + 1))
-	elif [ "$dep" = 1 ] && [ $need_wait = 1 ]; then
-		echo "XFAIL $name: exit $rc after $ms ms (needs wait engine)"
-		xfails=$((xfails + 1))
 	else
 		echo "FAIL  $name: exit $rc after $ms ms, without library: $bare"
 		sed 's/^/    | /' "$tmp/out" | tail -5
@@ -109,23 +100,23 @@ usable curl --version && curl_ok=1
 
 for mode in silent stall; do
 	peer "$mode" -b 100000
-	case_timeout "$mode/python3 blocking recv" 0 \
+	case_timeout "$mode/python3 blocking recv" \
 		python3 -c "$PY_BLOCK" "$port"
-	case_timeout "$mode/wget -T 0 (blocking reads)" 0 \
+	case_timeout "$mode/wget -T 0 (blocking reads)" \
 		wget -q --tries=1 -T 0 -O /dev/null "$(url)"
-	case_timeout "$mode/wget --tries=1" 1 \
+	case_timeout "$mode/wget --tries=1" \
 		wget -q --tries=1 -O /dev/null "$(url)"
 	[ $curl_ok = 1 ] &&
-		case_timeout "$mode/curl" 1 curl -s -o /dev/null "$(url)"
+		case_timeout "$mode/curl" curl -s -o /dev/null "$(url)"
 	any_status=1
-	case_timeout "$mode/nc" 1 sh -c "printf 'GET / HTTP/1.0\r\n\r\n' |
+	case_timeout "$mode/nc" sh -c "printf 'GET / HTTP/1.0\r\n\r\n' |
 		nc 127.0.0.1 $port >/dev/null"
 	any_status=0
-	case_timeout "$mode/python3 settimeout(30)" 1 \
+	case_timeout "$mode/python3 settimeout(30)" \
 		python3 -c "$PY_TMO" "$port"
-	case_timeout "$mode/python3 asyncio" 1 python3 -c "$PY_ASYNC" "$port"
+	case_timeout "$mode/python3 asyncio" python3 -c "$PY_ASYNC" "$port"
 	if command -v node >/dev/null 2>&1; then
-		case_timeout "$mode/node" 1 node -e "$NODE" "$port"
+		case_timeout "$mode/node" node -e "$NODE" "$port"
 	fi
 done
 
@@ -148,5 +139,5 @@ else
 	fails=$((fails + 1))
 fi
 
-echo "clients_io: $passes passed, $fails failed, $xfails expected failures"
+echo "clients_io: $passes passed, $fails failed"
 [ $fails -eq 0 ]

@@ -117,6 +117,19 @@ static void level_names_parse(void **state)
 	assert_int_equal(rs_log_level_parse("loud"), -1);
 }
 
+/*
+ * "warning" is a synonym of "warn" for RESOLUTE_LOG and `resolute run
+ * --log` alike (both call rs_log_level_parse); other spellings are not.
+ */
+static void warning_is_warn(void **state)
+{
+	(void)state;
+	assert_int_equal(rs_log_level_parse("warning"), RS_LOG_WARN);
+	assert_int_equal(rs_log_level_parse("WARN"), -1);
+	assert_int_equal(rs_log_level_parse("warnings"), -1);
+	assert_int_equal(rs_log_level_parse(""), -1);
+}
+
 static void bad_values_keep_defaults(void **state)
 {
 	(void)state;
@@ -134,6 +147,7 @@ int main(void)
 		cmocka_unit_test(json_carries_fields_and_escapes),
 		cmocka_unit_test(long_messages_are_cut_to_one_line),
 		cmocka_unit_test(level_names_parse),
+		cmocka_unit_test(warning_is_warn),
 		cmocka_unit_test(bad_values_keep_defaults),
 	};
 	int r = cmocka_run_group_tests(tests, NULL, NULL);

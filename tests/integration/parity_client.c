@@ -1,16 +1,18 @@
 /*
- * review_regress.c - one scenario per bug found in review, run preloaded
- * by test_review.c.  Each prints a line the orchestrator checks.
+ * parity_client.c - programs that rely on the kernel's own semantics of
+ * connect, read, errno, dup2, fork and vfork, and on log lines never
+ * hurting them; run preloaded by test_kernel_parity.c and
+ * test_log_safety.c.  Each prints a line the orchestrator checks.
  *
- *   review_regress again        a program that polls its non-blocking
+ *   parity_client again        a program that polls its non-blocking
  *                               connect by calling connect() again
- *   review_regress vfork        a vfork child's dup2 before any connect
- *   review_regress errno        errno after a read that had to wait
- *   review_regress restart      a read interrupted by an SA_RESTART handler
- *   review_regress dup2ep PORT  a pending socket in epoll, dup2'd over
- *   review_regress forklock     fork while another thread edits epoll
- *   review_regress logfd FILE   a daemon that closes every descriptor
- *   review_regress refused      one refused connect (retries are logged)
+ *   parity_client vfork        a vfork child's dup2 before any connect
+ *   parity_client errno        errno after a read that had to wait
+ *   parity_client restart      a read interrupted by an SA_RESTART handler
+ *   parity_client dup2ep PORT  a pending socket in epoll, dup2'd over
+ *   parity_client forklock     fork while another thread edits epoll
+ *   parity_client logfd FILE   a daemon that closes every descriptor
+ *   parity_client refused      one refused connect (retries are logged)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -269,6 +271,6 @@ int main(int argc, char **argv)
 		refused_connect();
 		return 0;
 	}
-	fprintf(stderr, "usage: review_regress MODE [ARG]\n");
+	fprintf(stderr, "usage: parity_client MODE [ARG]\n");
 	return 2;
 }

@@ -1,0 +1,90 @@
+/*
+ * test_kernel_parity.c - a managed socket behaves as the kernel's would
+ * where programs rely on it: connect() called again on a pending connect,
+ * errno after a read that waited, a read restarted after an SA_RESTART
+ * handler, a pending socket dup2'd over in epoll, fork while another
+ * thread edits epoll, a vfork child's dup2.  Each case failed on the code
+ * before its fix.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+
+#include "integration/peer.h"
+#include "integration/parity.h"
+
+/* connect() called again on a pending non-blocking connect drives it. */
+static void test_connect_again_progresses(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	scenario(&r, "again: connected after", "again", NULL, NULL);
+}
+
+/* A vfork child's dup2 must not switch the library off in the parent. */
+static void test_vfork_child_leaves_parent(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	scenario(&r, "vfork: connect=-1 elapsed=", "vfork", NULL, NULL);
+	long ms = atol(strstr(r.out, "elapsed=") + 8);
+
+	/* Three attempts with waits of 100 and 200 ms. */
+	assert_true(ms >= 300);
+}
+
+/* errno is left alone by a read that waited and succeeded. */
+static void test_errno_kept_on_success(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	scenario(&r, "errno: read=2 errno=0", "errno", NULL, NULL);
+}
+
+/* A read interrupted by an SA_RESTART handler goes on, as the kernel's. */
+static void test_read_restarts(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	scenario(&r, "restart: read=2", "restart", NULL, NULL);
+}
+
+/* A pending socket dup2'd over leaves no epoll record behind. */
+static void test_dup2_over_pending_epoll(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	scenario(&r, "dup2ep: stale=0 add=ok", "dup2ep", "1", NULL);
+}
+
+/* fork while another thread edits epoll: the child's close() returns. */
+static void test_fork_during_epoll_ctl(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	scenario(&r, "forklock: no hang", "forklock", NULL, NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_connect_again_progresses),
+		cmocka_unit_test(test_vfork_child_leaves_parent),
+		cmocka_unit_test(test_errno_kept_on_success),
+		cmocka_unit_test(test_read_restarts),
+		cmocka_unit_test(test_dup2_over_pending_epoll),
+		cmocka_unit_test(test_fork_during_epoll_ctl),
+	};
+
+	return cmocka_run_group_tests(tests, parity_setup, NULL);
+}
