@@ -22,7 +22,21 @@ cd "$(dirname "$0")/.." || exit 2
 mode=$1 out=$2
 B=${RS_BUILD:-$PWD/build}
 CLI=${RS_CLI:-$B/resolute}
+unset RESOLUTE_DEADLINE RESOLUTE_POLICY RESOLUTE_DISABLE LD_PRELOAD
+# RS_LIB may be "SANITIZER-RUNTIME LIBRARY" (make asan): resolute run takes
+# the library alone and keeps an LD_PRELOAD it finds, so the runtime goes
+# there.
 lib=${RS_LIB:-$B/libresolute.so}
+export RESOLUTE_LIB="${lib##* }"
+pre=""
+[ "$lib" != "${lib##* }" ] && pre="${lib% *}"
+rsrun() {
+	if [ -n "$pre" ]; then
+		LD_PRELOAD="$pre" "$CLI" run "$@"
+	else
+		"$CLI" run "$@"
+	fi
+}
 WORK_MS=${WORK_MS:-60}
 SETTLE_S=${SETTLE_S:-2}
 base=${PORT_BASE:-$((20000 + $$ % 20000))}
@@ -53,7 +67,7 @@ start() {
 		timeout 12 "$@" >"$fifo" 2>>"$out/$name.err" &
 	else
 		RESOLUTE_LOG=info RESOLUTE_LOG_FILE=$out/resolute-$name.log \
-		    timeout 12 "$CLI" run --policy "$pol" -- "$@" \
+		    rsrun --policy "$pol" -- timeout 12 "$@" \
 		    >"$fifo" 2>>"$out/$name.err" &
 	fi
 	pids="$pids $!"
@@ -77,7 +91,8 @@ start A python3 $svc A "$((base + 1))" "$WORK_MS" "$(url 2)" "$ev"
 t0=$(date +%s%3N)
 echo "$t0" >"$out/t0"
 RESOLUTE_LOG=info RESOLUTE_LOG_FILE=$out/resolute-client.log \
-    timeout 10 "$CLI" run --policy "$pol" --deadline 500ms -- curl -sS -o /dev/null -w '%{http_code}' "$(url 1)" >"$out/client.code" \
+    rsrun --policy "$pol" --deadline 500ms -- timeout 10 \
+    curl -sS -o /dev/null -w '%{http_code}' "$(url 1)" >"$out/client.code" \
     2>"$out/client.err"
 rc=$?
 t1=$(date +%s%3N)

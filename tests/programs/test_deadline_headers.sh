@@ -14,6 +14,21 @@ set -u
 cd "$(dirname "$0")/../.." || exit 2
 B=${RS_BUILD:-$PWD/build}
 CLI=${RS_CLI:-$B/resolute}
+unset RESOLUTE_DEADLINE RESOLUTE_POLICY RESOLUTE_DISABLE LD_PRELOAD
+# RS_LIB may be "SANITIZER-RUNTIME LIBRARY" (make asan): resolute run takes
+# the library alone and keeps an LD_PRELOAD it finds, so the runtime goes
+# there.
+lib=${RS_LIB:-$B/libresolute.so}
+export RESOLUTE_LIB="${lib##* }"
+pre=""
+[ "$lib" != "${lib##* }" ] && pre="${lib% *}"
+rsrun() {
+	if [ -n "$pre" ]; then
+		LD_PRELOAD="$pre" "$CLI" run "$@"
+	else
+		"$CLI" run "$@"
+	fi
+}
 command -v python3 >/dev/null && command -v curl >/dev/null ||
 	{ echo "SKIPPED: needs python3 and curl"; exit 0; }
 dir=$(mktemp -d)
@@ -47,10 +62,10 @@ run() {
 	shift 2
 	n=$((n + 1))
 	if [ "$d" = - ]; then
-		RESOLUTE_POLICY=$dir/$pol "$CLI" run -- "$@" >/dev/null 2>"$dir/err" ||
+		RESOLUTE_POLICY=$dir/$pol rsrun -- "$@" >/dev/null 2>"$dir/err" ||
 			{ echo "FAIL: client $n: $(cat "$dir/err")"; fails=$((fails + 1)); }
 	else
-		RESOLUTE_DEADLINE=$d RESOLUTE_POLICY=$dir/$pol "$CLI" run -- "$@" \
+		RESOLUTE_DEADLINE=$d RESOLUTE_POLICY=$dir/$pol rsrun -- "$@" \
 		    >/dev/null 2>"$dir/err" ||
 			{ echo "FAIL: client $n: $(cat "$dir/err")"; fails=$((fails + 1)); }
 	fi

@@ -15,6 +15,21 @@ set -u
 cd "$(dirname "$0")/../.." || exit 2
 B=${RS_BUILD:-$PWD/build}
 CLI=${RS_CLI:-$B/resolute}
+unset RESOLUTE_DEADLINE RESOLUTE_POLICY RESOLUTE_DISABLE LD_PRELOAD
+# RS_LIB may be "SANITIZER-RUNTIME LIBRARY" (make asan): resolute run takes
+# the library alone and keeps an LD_PRELOAD it finds, so the runtime goes
+# there.
+lib=${RS_LIB:-$B/libresolute.so}
+export RESOLUTE_LIB="${lib##* }"
+pre=""
+[ "$lib" != "${lib##* }" ] && pre="${lib% *}"
+rsrun() {
+	if [ -n "$pre" ]; then
+		LD_PRELOAD="$pre" "$CLI" run "$@"
+	else
+		"$CLI" run "$@"
+	fi
+}
 command -v python3 >/dev/null && command -v curl >/dev/null ||
 	{ echo "SKIPPED: needs python3 and curl"; exit 0; }
 slack=${RS_SLACK_MS:-0}
@@ -33,8 +48,8 @@ mkfifo "$dir/r1" "$dir/r2"
 timeout 30 python3 tests/programs/silent_backend.py $((port + 1)) "$ev" 25 >"$dir/r1" &
 pids="$pids $!"
 read -r l1 <"$dir/r1"
-RESOLUTE_LOG=info RESOLUTE_LOG_FILE=$dir/rs.log timeout 30 "$CLI" run \
-    --policy "$dir/p.yaml" -- python3 tests/programs/chain_service.py C $port 0 \
+RESOLUTE_LOG=info RESOLUTE_LOG_FILE=$dir/rs.log rsrun \
+    --policy "$dir/p.yaml" -- timeout 30 python3 tests/programs/chain_service.py C $port 0 \
     "http://127.0.0.1:$((port + 1))/" "$ev" >"$dir/r2" &
 pids="$pids $!"
 read -r l2 <"$dir/r2"
