@@ -174,8 +174,10 @@ static void log_taken(const struct rs_httpconn *c, int fd, int64_t left_ms)
 }
 
 /*
- * A request head was read on inbound fd: the previous request's deadline
- * ends, and this one's (if it carries a valid one) begins, clamped to
+ * A request head was read on inbound fd: the thread's previous deadline
+ * ends, whichever connection it came from (a server that reuses threads
+ * across connections must not carry one request's deadline into the
+ * next), and this one's (if it carries a valid one) begins, clamped to
  * inbound_deadline_max from now and to the process deadline.
  */
 static void inbound_head(struct rs_httpconn *c, int fd)
@@ -183,7 +185,7 @@ static void inbound_head(struct rs_httpconn *c, int fd)
 	const struct rs_runtime *rt = rs_runtime_peek();
 	int64_t sent, now_e, now_m, mono, epoch;
 
-	rs_tdeadline_drop(fd);
+	rs_tdeadline_clear();
 	if (!rt || !c->h.req.has_watch)
 		return;
 	if (rs_deadline_parse(c->h.req.watch, &sent) < 0) {

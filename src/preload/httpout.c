@@ -125,35 +125,50 @@ static int flush_held(struct rs_httpconn *c, struct rs_fd *e, int fd,
 	return rc;
 }
 
+/*
+ * Points m at the program's vector less its first skip bytes (at most 64
+ * pieces: a shorter send, which the program continues).  Returns the
+ * number of pieces left.
+ */
+static size_t skip_bytes(const struct msghdr *msg, size_t skip,
+    struct iovec v[64], struct msghdr *m)
+{
+	size_t n = 0;
+
+	*m = *msg;
+	if (skip == 0)
+		return msg->msg_iovlen;
+	for (size_t i = 0; i < msg->msg_iovlen && n < 64; i++) {
+		const struct iovec *s = &msg->msg_iov[i];
+
+		if (skip >= s->iov_len) {
+			skip -= s->iov_len;
+			continue;
+		}
+		v[n].iov_base = (char *)s->iov_base + skip;
+		v[n++].iov_len = s->iov_len - skip;
+		skip = 0;
+	}
+	m->msg_iov = v;
+	m->msg_iovlen = n;
+	return n;
+}
+
 /* Sends what follows the head in this call, and feeds what went. */
 static ssize_t send_rest(struct rs_httpconn *c, struct rs_fd *e, int fd,
     const struct msghdr *msg, int flags, size_t skip)
 {
 	struct iovec v[64];
-	struct msghdr m = *msg;
-	size_t n = 0, off = skip;
+	struct msghdr m;
 	enum rs_http_event ev;
 
-	for (size_t i = 0; i < msg->msg_iovlen && n < 64; i++) {
-		const struct iovec *s = &msg->msg_iov[i];
-
-		if (off >= s->iov_len) {
-			off -= s->iov_len;
-			continue;
-		}
-		v[n].iov_base = (char *)s->iov_base + off;
-		v[n++].iov_len = s->iov_len - off;
-		off = 0;
-	}
-	if (n == 0)
+	if (skip_bytes(msg, skip, v, &m) == 0)
 		return 0;
-	m.msg_iov = v;
-	m.msg_iovlen = n;
 	ssize_t r = rs_httpconn_raw_send(e, fd, &m, flags);
 
 	if (r > 0 && !c->h.pass)
-		rs_httpconn_feed(c, fd, RS_HTTP_REQ, v, (int)n, (size_t)r,
-		    false, &ev);
+		rs_httpconn_feed(c, fd, RS_HTTP_REQ, m.msg_iov,
+		    (int)m.msg_iovlen, (size_t)r, false, &ev);
 	return r;
 }
 

@@ -56,13 +56,17 @@ void rs_tdeadline_take(int fd, int64_t mono_ms, int64_t epoch_ms)
 	td.fd = fd;
 }
 
+void rs_tdeadline_clear(void)
+{
+	td.epoch_ms = 0;
+	td.mono_ms = RS_NEVER;
+	td.fd = -1;
+}
+
 void rs_tdeadline_drop(int fd)
 {
-	if (td.epoch_ms && td.fd == fd) {
-		td.epoch_ms = 0;
-		td.mono_ms = RS_NEVER;
-		td.fd = -1;
-	}
+	if (td.epoch_ms && td.fd == fd)
+		rs_tdeadline_clear();
 }
 
 int rs_tdeadline_fd(void)

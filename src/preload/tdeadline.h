@@ -38,6 +38,12 @@ void rs_tdeadline_take(int fd, int64_t mono_ms, int64_t epoch_ms);
  */
 void rs_tdeadline_drop(int fd);
 
+/*
+ * Ends the calling thread's inbound deadline whatever it came from: the
+ * thread is reading a new request, so it no longer serves the old one.
+ */
+void rs_tdeadline_clear(void);
+
 /* Returns the descriptor the thread's inbound deadline came from, or -1. */
 int rs_tdeadline_fd(void);
 
