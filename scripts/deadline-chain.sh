@@ -3,40 +3,28 @@
 # A -> B -> C -> a silent backend, three unmodified Python services
 # (tests/programs/chain_service.py, ThreadingHTTPServer + urllib) on
 # loopback, each doing WORK_MS of work before calling the next hop.  The
-# client is curl under `resolute run --deadline 500ms`.
+# client is curl under `resolute run --deadline 500ms` (a python3 urllib
+# client under make asan, where curl cannot start).
 #
 #   scripts/deadline-chain.sh bare|library|fork|pool OUTDIR
 #
 # bare: the services run without the library; library: each is started
 # with the policy (inbound_deadline + deadline_header); fork: like
 # library, but B is a process-per-request server (ForkingHTTPServer); pool: like
-# library, but B hands its requests to a worker pool and C answers after
-# 1.5 s instead of calling the silent backend.  Waits SETTLE_S after the
+# library, but B hands its requests to a worker pool and C answers 1 s
+# after the deadline instead of calling the silent backend.  Waits SETTLE_S after the
 # client returns, then stops everything.  Writes OUTDIR/events (every
 # service's lines, epoch ms; A's "recv" line shows the deadline the
 # client's library sent), OUTDIR/t0 (epoch ms),
 # OUTDIR/client (curl's status, exit code and elapsed ms) and
-# OUTDIR/resolute-*.log.  Bounded: at most about 8 s.
+# OUTDIR/resolute-*.log.  DEADLINE_MS (500) is the client's deadline.
+# Bounded: at most about 8 s.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 mode=$1 out=$2
 B=${RS_BUILD:-$PWD/build}
 CLI=${RS_CLI:-$B/resolute}
-unset RESOLUTE_DEADLINE RESOLUTE_POLICY RESOLUTE_DISABLE LD_PRELOAD
-# RS_LIB may be "SANITIZER-RUNTIME LIBRARY" (make asan): resolute run takes
-# the library alone and keeps an LD_PRELOAD it finds, so the runtime goes
-# there.
-lib=${RS_LIB:-$B/libresolute.so}
-export RESOLUTE_LIB="${lib##* }"
-pre=""
-[ "$lib" != "${lib##* }" ] && pre="${lib% *}"
-rsrun() {
-	if [ -n "$pre" ]; then
-		LD_PRELOAD="$pre" "$CLI" run "$@"
-	else
-		"$CLI" run "$@"
-	fi
-}
+. tests/programs/rsrun.sh
 WORK_MS=${WORK_MS:-60}
 SETTLE_S=${SETTLE_S:-2}
 base=${PORT_BASE:-$((20000 + $$ % 20000))}
@@ -76,10 +64,15 @@ start() {
 	[ "$line" = ready ] || { echo "deadline-chain: $name did not start"; exit 1; }
 }
 url() { echo "http://127.0.0.1:$((base + $1))/"; }
+# curl cannot start under make asan (tests/programs/sanitizer.sh); a urllib
+# client stands in for it there.
+client="curl -sS -o /dev/null -w %{http_code}"
+. tests/programs/sanitizer.sh
+usable curl --version >/dev/null || client="python3 tests/programs/deadline_wire.py get"
 ev=$out/events
 start backend python3 tests/programs/silent_backend.py "$((base + 4))" "$ev" 10
 if [ "$mode" = pool ]; then
-	start C python3 $svc C "$((base + 3))" 1500 - "$ev"
+	start C python3 $svc C "$((base + 3))" "$((${DEADLINE_MS:-500} + 1000))" - "$ev"
 	start B python3 $svc B "$((base + 2))" "$WORK_MS" "$(url 3)" "$ev" pool
 else
 	model=thread
@@ -90,10 +83,10 @@ fi
 start A python3 $svc A "$((base + 1))" "$WORK_MS" "$(url 2)" "$ev"
 t0=$(date +%s%3N)
 echo "$t0" >"$out/t0"
+# shellcheck disable=SC2086 # the client's words split on purpose
 RESOLUTE_LOG=info RESOLUTE_LOG_FILE=$out/resolute-client.log \
-    rsrun --policy "$pol" --deadline 500ms -- timeout 10 \
-    curl -sS -o /dev/null -w '%{http_code}' "$(url 1)" >"$out/client.code" \
-    2>"$out/client.err"
+    rsrun --policy "$pol" --deadline "${DEADLINE_MS:-500}ms" -- timeout 10 \
+    $client "$(url 1)" >"$out/client.code" 2>"$out/client.err"
 rc=$?
 t1=$(date +%s%3N)
 echo "code=$(cat "$out/client.code") exit=$rc elapsed_ms=$((t1 - t0))" \

@@ -4,6 +4,8 @@
   deadline_wire.py server PORT DIR      a capture server (run bare): keeps
         every connection's bytes in DIR/conn-N, answers each GET head
         with a small 200 (keep-alive), prints "ready".
+  deadline_wire.py get URL              a GET, printing the status like
+        curl -w '%{http_code}' (the chain's client where curl cannot run).
   deadline_wire.py client CASE PORT     one client case (run under the
         library): curl-like GETs with urllib/http.client, raw sockets.
 
@@ -53,6 +55,23 @@ def conn(c, path):
     c.close()
 
 
+def get(url):
+    """Like curl -w '%{http_code}': prints the status (000: none), exits
+    non-zero when there was no response."""
+    import urllib.error
+    import urllib.request
+    try:
+        with urllib.request.urlopen(url) as r:
+            r.read()
+            print(r.status, end="")
+    except urllib.error.HTTPError as e:
+        print(e.code, end="")
+    except OSError as e:
+        print("000", end="")
+        print(e, file=sys.stderr)
+        sys.exit(56)
+
+
 def client(case, port):
     addr = ("127.0.0.1", port)
     if case in ("keepalive", "plain"):
@@ -92,5 +111,7 @@ def client(case, port):
 
 if sys.argv[1] == "server":
     serve(int(sys.argv[2]), sys.argv[3])
+elif sys.argv[1] == "get":
+    get(sys.argv[2])
 else:
     client(sys.argv[2], int(sys.argv[3]))

@@ -15,21 +15,7 @@ set -u
 cd "$(dirname "$0")/../.." || exit 2
 B=${RS_BUILD:-$PWD/build}
 CLI=${RS_CLI:-$B/resolute}
-unset RESOLUTE_DEADLINE RESOLUTE_POLICY RESOLUTE_DISABLE LD_PRELOAD
-# RS_LIB may be "SANITIZER-RUNTIME LIBRARY" (make asan): resolute run takes
-# the library alone and keeps an LD_PRELOAD it finds, so the runtime goes
-# there.
-lib=${RS_LIB:-$B/libresolute.so}
-export RESOLUTE_LIB="${lib##* }"
-pre=""
-[ "$lib" != "${lib##* }" ] && pre="${lib% *}"
-rsrun() {
-	if [ -n "$pre" ]; then
-		LD_PRELOAD="$pre" "$CLI" run "$@"
-	else
-		"$CLI" run "$@"
-	fi
-}
+. tests/programs/rsrun.sh
 command -v python3 >/dev/null && command -v curl >/dev/null ||
 	{ echo "SKIPPED: needs python3 and curl"; exit 0; }
 slack=${RS_SLACK_MS:-0}
