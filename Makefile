@@ -53,7 +53,7 @@ UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 # Engine tests (tests/engine/test_*.c) run the preload engines in-process
 # against scripted fakes: every preload object except the boundary
-# (interpose.o), the real-call table (real.o) and start-up (init.o,
+# (interpose.o, interpose_exec.o), the real-call table (real.o) and start-up (init.o,
 # runtime.o), which tests/engine/fake_*.c stand in for.  The linker's --wrap redirects the
 # engines' clock, getpeername and counters to the fakes as well, so no
 # production source changes for the tests.  They land in $(B)/tests/ and
@@ -62,7 +62,7 @@ ENGINE_SRC  := $(sort $(wildcard tests/engine/test_*.c))
 ENGINE_BIN  := $(patsubst tests/engine/%.c,$(B)/tests/%,$(ENGINE_SRC))
 FAKE_SRC    := $(sort $(filter-out $(ENGINE_SRC),$(wildcard tests/engine/*.c)))
 FAKE_OBJ    := $(patsubst tests/engine/%.c,$(B)/obj/engine/%.o,$(FAKE_SRC))
-FAKED_OBJ   := $(addprefix $(B)/obj/preload/,interpose.o real.o init.o \
+FAKED_OBJ   := $(addprefix $(B)/obj/preload/,interpose.o interpose_exec.o real.o init.o \
 	runtime.o)
 ENGINE_OBJ  := $(filter-out $(FAKED_OBJ),$(OBJ_PRELOAD)) $(OBJ_CORE)
 ENGINE_WRAP := -Wl,--wrap=rs_clock_now_ms -Wl,--wrap=getpeername \
@@ -70,9 +70,9 @@ ENGINE_WRAP := -Wl,--wrap=rs_clock_now_ms -Wl,--wrap=getpeername \
 ITEST_SRC := $(sort $(wildcard tests/integration/*.c))
 ITEST_BIN := $(patsubst tests/integration/%.c,$(B)/itests/%,$(ITEST_SRC))
 
-.PHONY: all lib cli tests test unit integration demo demo-deadline bench install uninstall \
-	asan valgrind fuzz format format-check lint clean help deps coverage \
-	unit-tests
+.PHONY: all lib cli tests test test-peer unit integration demo demo-deadline bench install \
+	uninstall asan tsan valgrind fuzz format format-check lint clean help \
+	deps coverage unit-tests deb
 
 all: lib cli ## build build/libresolute.so and build/resolute
 
@@ -118,7 +118,7 @@ $(B)/obj/core/default_policy.o: src/core/default_policy.S policy/default.yaml
 
 $(B)/libresolute.so: $(OBJ_LIB) src/preload/libresolute.map
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -shared $(SAN) -Wl,--version-script=src/preload/libresolute.map \
+	$(Q)$(CC) -shared $(SAN) $(LDFLAGS) -Wl,--version-script=src/preload/libresolute.map \
 		-Wl,-z,now -Wl,-z,relro -Wl,-soname,libresolute.so \
 		-o $@ $(OBJ_LIB) $(LDLIBS_LIB)
 
@@ -131,7 +131,7 @@ $(B)/obj/tools/%.o: tools/%.c
 
 $(B)/resolute: $(CLI_OBJ) $(OBJ_CORE)
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(OBJ_CORE) $(LDLIBS_CLI)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(OBJ_CORE) $(LDLIBS_CLI)
 
 $(B)/tests/%: tests/unit/%.c $(OBJ_CORE)
 	@mkdir -p $(@D)
@@ -196,6 +196,7 @@ $(B)/bench/%: bench/%.c
 bench: all $(BENCH_BIN) $(B)/itests/peer ## benchmarks: figures with and without the library, as ratios
 	$(Q)if [ -x scripts/bench.sh ]; then scripts/bench.sh; fi
 	$(Q)scripts/bench-sidecar.sh
+	$(Q)scripts/bench-http.sh
 
 # Line coverage of src/ from the unit and engine tests alone (no preloading,
 # no network): an instrumented build of its own, the unit suite, then a
@@ -216,10 +217,18 @@ asan: ## the whole test suite under ASan+UBSan
 		all tests
 	$(Q)B=build-asan RS_ASAN=1 scripts/run-tests.sh
 
+test-peer: all ## CPython's socket test suite bare and under the library, compared case by case
+	$(Q)RS_LIB=$(CURDIR)/$(B)/libresolute.so scripts/peer-suite.sh
+
+tsan: ## the threaded integration tests under ThreadSanitizer (build-tsan)
+	$(Q)$(MAKE) --no-print-directory B=build-tsan OPT="-O1 -g" \
+		SAN="-fsanitize=thread -fno-omit-frame-pointer" all tests
+	$(Q)B=build-tsan scripts/tsan.sh
+
 valgrind: all tests ## the unit tests under valgrind
 	$(Q)RS_VALGRIND=1 scripts/run-tests.sh unit
 
-fuzz: ## libFuzzer: policy loader and match grammar, FUZZ_SECONDS each (60)
+fuzz: ## libFuzzer: policy loader, match grammar, HTTP tracker; FUZZ_SECONDS each (60)
 	$(Q)B=$(B) FUZZ_SECONDS=$(or $(FUZZ_SECONDS),60) scripts/fuzz.sh
 
 install: all ## install under $(DESTDIR)$(PREFIX)
@@ -239,6 +248,23 @@ uninstall: ## remove what install put (keeps /etc/resolute/policy.yaml)
 		$(DESTDIR)$(DATADIR)/default.yaml \
 		$(DESTDIR)$(MANDIR)/man1/resolute.1 $(DESTDIR)$(MANDIR)/man5/resolute-policy.5
 	-rmdir $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DATADIR) 2>/dev/null
+
+# The package is built from a copy of the tree in $(B)/deb/src, because
+# dpkg-buildpackage writes its results into the parent directory of the
+# tree it builds; the .deb is then copied to $(B)/.  The version is that of
+# debian/changelog, which must agree with VERSION.
+DEB_DIR := $(B)/deb
+
+deb: ## the Debian package: $(B)/resolute_VERSION_ARCH.deb (dpkg-buildpackage)
+	$(Q)v=$$(dpkg-parsechangelog -SVersion) && [ "$$v" = "$(VERSION)" ] || \
+		{ echo "debian/changelog has $$v, VERSION has $(VERSION)" >&2; exit 1; }
+	$(Q)rm -rf $(DEB_DIR) $(B)/resolute_*.deb && mkdir -p $(DEB_DIR)/src
+	$(Q)tar --exclude=./build --exclude='./build-*' --exclude=./.git -cf - . | \
+		tar -C $(DEB_DIR)/src -xf -
+	$(Q)cd $(DEB_DIR)/src && dpkg-buildpackage -b -us -uc >../build.log 2>&1 || \
+		{ tail -40 ../build.log >&2; exit 1; }
+	$(Q)cp $(DEB_DIR)/resolute_*.deb $(B)/
+	$(Q)ls $(B)/resolute_*.deb
 
 format: ## reformat the C sources
 	clang-format -i src/*/*.[ch] tools/*.c tests/unit/*.c tests/integration/*.[ch]

@@ -66,4 +66,29 @@ static inline void b_nodelay(int s)
 	setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
+/*
+ * Forks a peer that accepts one connection on l (with TCP_NODELAY) and
+ * runs serve(s, arg) on it; the parent gets a connected client socket
+ * (through the library when preloaded) and *pid the peer's.
+ */
+static inline int b_pair(void (*serve)(int s, long arg), long arg, pid_t *pid)
+{
+	struct sockaddr_in addr;
+	int l = b_listen(&addr);
+
+	*pid = fork();
+	if (*pid == 0) {
+		int s = accept(l, NULL, NULL);
+
+		b_nodelay(s);
+		serve(s, arg);
+		_exit(0);
+	}
+	close(l);
+	int c = b_connect(&addr);
+
+	b_nodelay(c);
+	return c;
+}
+
 #endif /* RS_BENCH_H */

@@ -11,10 +11,11 @@
 
 #include "bench.h"
 
-static void echo(int s)
+static void echo(int s, long unused)
 {
 	char b;
 
+	(void)unused;
 	while (read(s, &b, 1) == 1)
 		if (write(s, &b, 1) != 1)
 			break;
@@ -23,22 +24,9 @@ static void echo(int s)
 int main(int argc, char **argv)
 {
 	long rounds = argc > 1 ? atol(argv[1]) : 200000;
-	struct sockaddr_in addr;
-	int l = b_listen(&addr);
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		int s = accept(l, NULL, NULL);
-
-		b_nodelay(s);
-		echo(s);
-		_exit(0);
-	}
-	close(l);
-	int c = b_connect(&addr);
+	pid_t pid;
+	int c = b_pair(echo, 0, &pid);
 	char b = 'x';
-
-	b_nodelay(c);
 	long long t0 = b_now_ns();
 
 	for (long i = 0; i < rounds; i++)

@@ -1,84 +1,245 @@
 #!/bin/sh
 # bench.sh - the library's cost, measured: every benchmark runs without and
-# with LD_PRELOAD in the same invocation, alternating, REPS times each; the
-# table shows the medians and the cost ratio (time with / time without).
-# Figures only: nothing here asserts a timing (machines differ).
+# with LD_PRELOAD in the same invocation, alternating, REPS times each,
+# pinned to one CPU (so runs repeat to about 1% and the library's CPU cost
+# counts in full); the table shows the medians, the ratio with/without and
+# the system calls per operation of each side, counted with strace -c as
+# the difference between a short and a long run (start-up cancels out; the
+# counts do not depend on machine noise).  Figures only: nothing here
+# asserts a timing (machines differ).
 #
 #   scripts/bench.sh            (make bench)
 #   REPS=7 B=build scripts/bench.sh
-set -eu
+#   BENCH_ONLY="pingpong epoll" scripts/bench.sh    (rows whose name matches)
+set -u
 cd "$(dirname "$0")/.." || exit 2
 B=${B:-build}
 CC=${CC:-cc}
 REPS=${REPS:-5}
-LIB="$PWD/$B/libresolute.so"
+# BENCH_LIB: another build of the library to measure (a baseline).
+LIB=${BENCH_LIB:-$PWD/$B/libresolute.so}
 [ -f "$LIB" ] || { echo "bench: $LIB missing; run make first" >&2; exit 2; }
 # `make bench` builds the programs; this is for running the script alone.
 mkdir -p "$B/bench"
-for p in pingpong fdio bulk connects; do
-	[ -n "$(find "$B/bench/$p" -newer "bench/$p.c" 2>/dev/null)" ] && continue
-	$CC -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -o "$B/bench/$p" \
-		"bench/$p.c" -lpthread
+for c in bench/*.c; do
+	p=$(basename "$c" .c)
+	[ -n "$(find "$B/bench/$p" -newer "$c" 2>/dev/null)" ] && continue
+	$CC -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -o "$B/bench/$p" "$c" \
+		-lpthread || exit 2
 done
-policy=$(mktemp /tmp/rs-bench-XXXXXX)
-trap 'rm -f "$policy"' EXIT
+tmp=$(mktemp -d /tmp/rs-bench-XXXXXX)
+# shellcheck source=bench/services.sh
+. bench/services.sh
+trap 'stop_services; rm -rf "$tmp"' EXIT
+trap 'exit 1' INT TERM
 # Timeouts long enough never to fire, so the timeout path is what is timed.
-printf 'version: 1\ndefaults:\n  read_timeout: 30s\n  write_timeout: 30s\n' \
-	>"$policy"
+printf 'version: 1\ndefaults:\n  read_timeout: 5s\n  write_timeout: 5s\n' \
+	>"$tmp/rw5s.yaml"
+printf 'version: 1\ndefaults:\n  read_timeout: 30s\n' >"$tmp/r30s.yaml"
+cp policy/default.yaml "$tmp/default.yaml"
 
-# median FILE: the median of the numbers in FILE, one per line.
-median() {
-	sort -g "$1" | awk '{ v[NR] = $1 } END {
-		if (NR % 2) print v[(NR + 1) / 2];
-		else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
-# run NAME REPS CMD...: prints "NAME without with" (median figures).
-run() {
-	name=$1 reps=$2
-	shift 2
-	off=$(mktemp) on=$(mktemp)
-	i=0
-	while [ "$i" -lt "$reps" ]; do
-		"$@" | awk '{ print $2 }' >>"$off"
-		env LD_PRELOAD="$LIB" RESOLUTE_POLICY="$policy" \
-			RESOLUTE_LOG=error "$@" | awk '{ print $2 }' >>"$on"
-		i=$((i + 1))
-	done
-	echo "$name $(median "$off") $(median "$on")"
-	rm -f "$off" "$on"
-}
-
-# Ping-pong and the descriptor loops run pinned to one CPU: on a shared
-# machine, migrations and the scheduler's choice of core otherwise swamp a
-# difference of a few per cent.
 pin=""
 if command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -gt 1 ]; then
 	pin="taskset -c $(($(nproc) - 1))"
 fi
-results=$(mktemp)
-# shellcheck disable=SC2086 # $pin is a command prefix or nothing
-{
-	run "pingpong_1B_200k_rt(ns/rt)" "$REPS" $pin "$B/bench/pingpong" 200000
-	run "pipe_1M_rw(ns/op)" "$REPS" $pin "$B/bench/fdio" pipe 1000000
-	run "devzero_1M_rw(ns/op)" "$REPS" $pin "$B/bench/fdio" zero 1000000
-} >>"$results"
-run "bulk_1GiB(MB/s)" 3 "$B/bench/bulk" 1024 >>"$results"
-run "connect+close_10k(us)" 3 "$B/bench/connects" 10000 >>"$results"
+has_strace=""
+command -v strace >/dev/null 2>&1 && has_strace=1
+has_perf=""
+perf stat --no-inherit -x, -e raw_syscalls:sys_enter -o /dev/null true \
+	>/dev/null 2>&1 && has_perf=1
 
-# Throughput is inverted so that every ratio reads "time with / without".
-awk '
-BEGIN {
-	printf "%-28s %12s %12s %8s %s\n", "benchmark (median)", "without",
-	    "with", "ratio", "target"
-	t["pingpong_1B_200k_rt(ns/rt)"] = "< 1.03"
-	t["pipe_1M_rw(ns/op)"] = "< 1.02"
-	t["devzero_1M_rw(ns/op)"] = "< 1.02"
-	t["bulk_1GiB(MB/s)"] = "< 1.01"
+# median FILE: the median of the numbers in FILE, one per line.
+median() {
+	sort -g "$1" | awk '{ v[NR] = $1 } END {
+		if (NR == 0) print "nan";
+		else if (NR % 2) print v[(NR + 1) / 2];
+		else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
+
+# Each b_* benchmark takes its size and runs under $PRE (an `env` setting
+# LD_PRELOAD and the policy, or nothing) and $PIN; it prints "NAME VALUE".
+b_prog() { bp=$1; shift; $PRE $PIN "$B/bench/$bp" "$@"; }
+b_rr() { b_prog rr_delay "$1" 2000; }
+b_pingpong() { b_prog pingpong "$1"; }
+b_pipe() { b_prog fdio pipe "$1"; }
+b_epoll() { b_prog epoll_idle "$1" 10000; }
+b_connect() { b_prog connects "$1"; }
+b_bulk() { b_prog bulk "$1"; }
+# Requests per second over GET and SET together (time-weighted).
+b_redis() {
+	$PRE $PIN redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" -c 8 -n "$1" \
+		-t get,set --csv 2>/dev/null | awk -F'"' -v n="$1" '
+		$2 == "SET" || $2 == "GET" { t += n / $4; k++ }
+		END { if (k == 2) print "redis", 2 * n / t }'
+}
+b_pgbench() {
+	$PRE $PIN pgbench -n -h 127.0.0.1 -p "$PG_PORT" -U postgres -c 8 -j 1 \
+		"$@" postgres 2>/dev/null | awk -F'= ' '
+		/^tps/ { split($2, a, " "); print "pgbench", a[1] }'
+}
+b_pg_time() { b_pgbench -T "$1"; }
+b_pg_count() { b_pgbench -t "$1"; }
+
+# with POLICY: sets PRE so that what follows runs under the library.
+with() { PRE="env LD_PRELOAD=$LIB RESOLUTE_POLICY=$tmp/$1.yaml RESOLUTE_LOG=error"; }
+
+# time_row NAME POLICY REPS FUNC SIZE: "NAME without with" (medians),
+# alternating the two REPS times.
+time_row() {
+	name=$1 pol=$2 reps=$3 fn=$4 size=$5
+	: >"$tmp/off"
+	: >"$tmp/on"
+	i=0
+	while [ "$i" -lt "$reps" ]; do
+		PRE="" PIN=$pin
+		$fn "$size" | awk '{ print $2 }' >>"$tmp/off"
+		with "$pol"
+		$fn "$size" | awk '{ print $2 }' >>"$tmp/on"
+		i=$((i + 1))
+	done
+	echo "$name $(median "$tmp/off") $(median "$tmp/on")" >>"$tmp/times"
+}
+
+# strace_calls OUT FUNC SIZE: runs FUNC under strace -c (main thread only:
+# peers forked or started by the benchmark are not counted); OUT gets
+# "syscall calls" lines.
+strace_calls() {
+	sc_pre=$PRE
+	PRE="strace -c -o $tmp/strace $sc_pre" PIN=""
+	$2 "$3" >/dev/null
+	awk '$1 ~ /^[0-9.]+$/ && $NF != "total" { print $NF, $4 }' \
+		"$tmp/strace" >"$1"
+	PRE=$sc_pre
+}
+
+# perf_calls OUT FUNC SIZE: the same total from perf's raw_syscalls
+# tracepoint, which barely slows the program (strace does, so that a read
+# may find data that a real run would have waited for); pinned like the
+# timed runs, main thread only (--no-inherit).
+perf_calls() {
+	pc_pre=$PRE
+	PRE="perf stat --no-inherit -x, -e raw_syscalls:sys_enter -o $tmp/perf $pc_pre"
+	PIN=$pin
+	$2 "$3" >/dev/null
+	awk -F, '/raw_syscalls:sys_enter/ { print "all", $1 }' "$tmp/perf" >"$1"
+	PRE=$pc_pre
+}
+
+# per_op OUT COUNTER FUNC N1 N2 OPS: system calls per operation, by name,
+# from the difference between a run of size N2 and one of size N1 (OPS
+# operations per unit of size); OUT gets "syscall per-op" lines and a
+# "total" line.
+per_op() {
+	$2 "$tmp/c1" "$3" "$4"
+	$2 "$tmp/c2" "$3" "$5"
+	awk -v d="$(( ($5 - $4) * $6 ))" '
+		FNR == NR { a[$1] = $2; next } { b[$1] = $2 }
+		END { for (k in b) { v = (b[k] - a[k]) / d; t += v
+			if (v >= 0.05 && k != "all") printf "%s %.2f\n", k, v }
+		      printf "total %.2f\n", t }' "$tmp/c1" "$tmp/c2" >"$1"
+}
+
+# calls_row NAME POLICY FUNC N1 N2 OPS: the counts of both sides: totals
+# from perf when it can count (else strace), names from strace.
+calls_row() {
+	[ -n "$has_strace" ] || [ -n "$has_perf" ] || return 0
+	cr_name=$1 cr_pol=$2
+	shift 2
+	for side in off on; do
+		PRE=""
+		[ $side = on ] && with "$cr_pol"
+		if [ -n "$has_strace" ]; then
+			per_op "$tmp/sc-$side" strace_calls "$@"
+		else
+			echo "total -" >"$tmp/sc-$side"
+		fi
+		if [ -n "$has_perf" ]; then
+			per_op "$tmp/pc-$side" perf_calls "$@"
+		else
+			cp "$tmp/sc-$side" "$tmp/pc-$side"
+		fi
+	done
+	total() { awk '$1 == "total" { print $2 }' "$1"; }
+	echo "$cr_name $(total "$tmp/pc-off") $(total "$tmp/pc-on")" >>"$tmp/calls"
+	detail() { sort -k2 -gr "$1" | awk '$1 != "total" {
+		printf "%s%s %s", sep, $1, $2; sep = ", " }'; }
+	printf '  %-24s without: %s\n  %-24s with:    %s\n' "$cr_name" \
+		"$(detail "$tmp/sc-off")" "" "$(detail "$tmp/sc-on")" >>"$tmp/detail"
+}
+
+# row NAME POLICY REPS FUNC SIZE [N1 N2 OPS [COUNT_FUNC]]: figures, then
+# counts (with COUNT_FUNC instead of FUNC when given: a fixed amount of
+# work rather than a fixed time).
+row() {
+	if [ -n "${BENCH_ONLY:-}" ]; then
+		for w in $BENCH_ONLY; do
+			case $1 in *"$w"*) break ;; esac
+			w=""
+		done
+		[ -n "$w" ] || return 0
+	fi
+	time_row "$1" "$2" "$3" "$4" "$5"
+	[ $# -ge 8 ] && calls_row "$1" "$2" "${9:-$4}" "$6" "$7" "$8"
+	return 0
+}
+
+: >"$tmp/times"
+: >"$tmp/calls"
+: >"$tmp/detail"
+row rr_2ms_rw5s rw5s 3 b_rr 500 40 120 1
+row pingpong_rw5s rw5s "$REPS" b_pingpong 30000 1000 3000 1
+row pingpong_default default "$REPS" b_pingpong 30000 1000 3000 1
+row pipe_unmanaged rw5s "$REPS" b_pipe 1000000 10000 30000 1
+row epoll_10k_idle_r30s r30s "$REPS" b_epoll 30000 1000 3000 1
+row connect_close default "$REPS" b_connect 10000 1000 3000 1
+row bulk_512MiB rw5s 3 b_bulk 512
+if command -v redis-benchmark >/dev/null 2>&1 && start_redis "$pin" &&
+    [ -n "$REDIS_PORT" ]; then
+	row redis_default default "$REPS" b_redis 50000 5000 15000 2
+	row redis_rw5s rw5s "$REPS" b_redis 50000 5000 15000 2
+else
+	echo "SKIPPED redis rows: redis-server or redis-benchmark missing or not starting" >>"$tmp/detail"
+fi
+if command -v pgbench >/dev/null 2>&1 && start_postgres "$pin" &&
+    [ -n "$PG_PORT" ] && pgbench -i -q -s 1 -h 127.0.0.1 -p "$PG_PORT" \
+    -U postgres postgres >/dev/null 2>&1; then
+	row pgbench_c8_rw5s rw5s 3 b_pg_time 5 100 300 8 b_pg_count
+else
+	echo "SKIPPED pgbench row: PostgreSQL missing or not starting" >>"$tmp/detail"
+fi
+
+# Time rows: ratio with/without (lower is better); throughput rows (MB/s,
+# rps, tps): with/without too (higher is better), as the issue tables put it.
+awk -v pin="${pin:-unpinned}" '
+BEGIN {
+	u["rr_2ms_rw5s"] = "ns/rt"; u["pingpong_rw5s"] = "ns/rt"
+	u["pingpong_default"] = "ns/rt"; u["pipe_unmanaged"] = "ns/w+r"
+	u["epoll_10k_idle_r30s"] = "ns/rt"; u["connect_close"] = "us/conn"
+	u["bulk_512MiB"] = "MB/s"; u["redis_default"] = "req/s"
+	u["redis_rw5s"] = "req/s"; u["pgbench_c8_rw5s"] = "tps"
+	t["rr_2ms_rw5s"] = "calls = bare"; t["pingpong_rw5s"] = "<= 1.01"
+	t["pingpong_default"] = "+<= 20 ns/call"
+	t["pipe_unmanaged"] = "+<= 20 ns/call"
+	t["epoll_10k_idle_r30s"] = "<= 1.10"
+	t["connect_close"] = "calls <= bare+3, +<= 1 us"
+	t["redis_default"] = ">= 0.99"; t["redis_rw5s"] = ">= 0.98"
+	t["pgbench_c8_rw5s"] = ">= 0.97"
+	printf "resolute benchmarks (%s; medians; calls: system calls per operation)\n", pin
+	printf "%-21s %-7s %11s %11s %7s %8s %7s  %s\n", "benchmark", "unit",
+	    "without", "with", "ratio", "calls", "calls", "target"
+	printf "%-21s %-7s %11s %11s %7s %8s %7s\n", "", "", "", "", "", "without", "with"
+}
+FNR == NR { c0[$1] = $2; c1[$1] = $3; next }
 {
-	ratio = ($1 ~ /MB\/s/) ? $2 / $3 : $3 / $2
-	extra = ($1 ~ /connect/) ? sprintf("  (+%.2f us per connect)", $3 - $2) : ""
-	printf "%-28s %12.2f %12.2f %8.3f %s%s\n", $1, $2, $3, ratio, t[$1], extra
-}' "$results"
-rm -f "$results"
+	x = ""
+	if ($1 ~ /pingpong_default|pipe/) x = sprintf(" (%+.1f ns/call)", ($3 - $2) / 2)
+	if ($1 ~ /connect/) x = sprintf(" (%+.2f us)", $3 - $2)
+	printf "%-21s %-7s %11.1f %11.1f %7.3f %8s %7s  %s%s\n", $1, u[$1], $2, $3,
+	    $2 ? $3 / $2 : 0, ($1 in c0) ? c0[$1] : "-", ($1 in c1) ? c1[$1] : "-",
+	    t[$1], x
+}' "$tmp/calls" "$tmp/times"
+if [ -s "$tmp/detail" ]; then
+	echo "system calls per operation, by name (strace -c, unpinned; strace slows"
+	echo "the program, so a read may find data a real run would wait for):"
+	cat "$tmp/detail"
+fi

@@ -5,14 +5,29 @@
 # Act 2: a host that silently drops SYNs (needs root: a private network
 #        namespace where nftables drops them; skipped otherwise).
 # Everything runs on this machine, on 127.0.0.0/8, and ends by itself.
+#
+# RS_DEMO_INSTALLED=1 runs the installed command (`resolute` on PATH),
+# which finds the library where it was installed (the package check in
+# .ci/run); RS_DEMO_POLICY=FILE writes the demo's policy there and keeps
+# it, so that `resolute stats --policy FILE` shows its counters afterwards.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 B=${B:-build}
-LIB="$PWD/$B/libresolute.so"
 PEER="$PWD/$B/itests/peer"
-RESOLUTE="$PWD/$B/resolute"
-POLICY=$(mktemp /tmp/resolute-demo-XXXXXX.yaml)
-trap 'rm -f "$POLICY"; kill $peer 2>/dev/null' EXIT INT TERM
+if [ "${RS_DEMO_INSTALLED:-}" = 1 ]; then
+	RESOLUTE=$(command -v resolute) || { echo "demo: no resolute on PATH" >&2; exit 2; }
+	LIBENV=""
+else
+	RESOLUTE="$PWD/$B/resolute"
+	LIBENV="RESOLUTE_LIB=$PWD/$B/libresolute.so"
+fi
+if [ -n "${RS_DEMO_POLICY:-}" ]; then
+	POLICY=$RS_DEMO_POLICY
+	trap 'kill $peer 2>/dev/null' EXIT INT TERM
+else
+	POLICY=$(mktemp /tmp/resolute-demo-XXXXXX.yaml)
+	trap 'rm -f "$POLICY"; kill $peer 2>/dev/null' EXIT INT TERM
+fi
 peer=""
 
 if [ "${RS_NETNS:-}" != 1 ] && [ "$(id -u)" = 0 ] &&
@@ -55,7 +70,7 @@ flaky 1500
 say "\$ resolute run --policy demo.yaml -- curl http://127.0.0.1:$port/"
 sed 's/^/   | /' "$POLICY"
 t0=$(ms)
-timeout 20 env RESOLUTE_LIB="$LIB" "$RESOLUTE" run --policy "$POLICY" --log info -- \
+timeout 20 env ${LIBENV:+"$LIBENV"} "$RESOLUTE" run --policy "$POLICY" --log info -- \
 	curl -sS -w '\n' "http://127.0.0.1:$port/"
 echo "   -> curl exit $?, after $(( $(ms) - t0 )) ms"
 kill $peer 2>/dev/null; wait $peer 2>/dev/null
@@ -82,5 +97,5 @@ YAML
 say "\$ resolute run --policy fast-fail.yaml -- curl http://127.0.0.2/"
 sed 's/^/   | /' "$POLICY"
 t0=$(ms)
-timeout 20 env RESOLUTE_LIB="$LIB" "$RESOLUTE" run --policy "$POLICY" -- curl -sS http://127.0.0.2/
+timeout 20 env ${LIBENV:+"$LIBENV"} "$RESOLUTE" run --policy "$POLICY" -- curl -sS http://127.0.0.2/
 echo "   -> curl exit $?, after $(( $(ms) - t0 )) ms: fails fast, with the reason logged"

@@ -1,16 +1,30 @@
 #!/bin/sh
 # deps.sh - makes sure the packages that build and test resolute are here.
 #
+#   scripts/deps.sh        what `make test` needs
+#   scripts/deps.sh deb    also what `make deb` and its check in .ci/run
+#                          need: debhelper, lintian, promtool (prometheus)
+#
 # Debian/Ubuntu.  Fast when everything is present (one dpkg-query call).
 # Missing packages are installed when run as root; otherwise the exact
 # apt-get command is printed and the exit status is 1.
 set -u
 
 # Debian packages checked through dpkg (libraries and headers have no
-# command to look for).
+# command to look for).  The database servers, clients and benchmarks are
+# for the real-service tier (tests/programs/test_services_*.sh); Python's
+# own test suite (for /usr/bin/python3) for scripts/peer-suite.sh.
 PKGS="make gcc libc6-dev libyaml-dev libcmocka-dev nftables iproute2
-netcat-openbsd curl wget nodejs mandoc clang libclang-rt-14-dev valgrind shellcheck cppcheck
-node-llhttp gcovr"
+netcat-openbsd curl wget nodejs openjdk-17-jdk-headless mandoc clang libclang-rt-14-dev valgrind shellcheck cppcheck
+gcovr node-llhttp php-cli procps util-linux
+postgresql postgresql-contrib redis-server redis-tools mariadb-server mariadb-client
+libpython3.11-testsuite"
+# Real programs of tests/programs: nginx as a reverse proxy, redis-cli.
+PKGS="$PKGS nginx-light"
+if [ "${1:-}" = deb ]; then
+	# dpkg-buildpackage also wants build-essential, always.
+	PKGS="$PKGS build-essential dpkg-dev debhelper lintian prometheus"
+fi
 
 missing=""
 

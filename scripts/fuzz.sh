@@ -19,7 +19,8 @@ llhttp_src=${LLHTTP_SRC:-/usr/share/llhttp}
 llhttp_inc=${LLHTTP_INC:-/usr/share/include/llhttp}
 srcs="src/core/policy.c src/core/policy_yaml.c src/core/ydoc.c src/core/policy_walk.c
 src/core/policy_keys.c src/core/duration.c src/core/suggest.c src/core/diag.c
-src/core/sysio.c src/core/default_policy.S
+src/core/sysio.c
+src/core/default_policy.S
 src/core/http.c src/core/http_head.c src/core/http_retry.c src/core/http_settings.c
 $out/llhttp_llhttp.o $out/llhttp_api.o $out/llhttp_http.o"
 san="-fsanitize=address,undefined -fno-sanitize-recover=all"

@@ -12,7 +12,8 @@
 # programs:    tests/programs/test_*.sh real programs (curl, wget, nc, python3,
 #                                       node) under the library
 # Each test runs under a time limit so that a hang fails instead of blocking.
-# B (build dir) and RS_VALGRIND / RS_ASAN adjust how tests run.
+# B (build dir) and RS_VALGRIND / RS_ASAN / RS_TSAN adjust how tests run;
+# RS_ONLY="test_a test_b" runs only the tests of those names.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 B=${B:-build}
@@ -28,6 +29,12 @@ if [ -n "${RS_ASAN:-}" ]; then
 	export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:verify_asan_link_order=0:abort_on_error=0}"
 	export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 	# Programs start slower with the sanitizer runtime (python3: ~400 ms).
+	export RS_SLACK_MS="${RS_SLACK_MS:-1000}"
+fi
+# A ThreadSanitizer build likewise wants its runtime loaded first; the test
+# programs are built with it too (make tsan), so it is there anyway.
+if [ -n "${RS_TSAN:-}" ]; then
+	RS_LIB="$(${CC:-cc} -print-file-name=libtsan.so) $RS_LIB"
 	export RS_SLACK_MS="${RS_SLACK_MS:-1000}"
 fi
 if [ -n "${RS_VALGRIND:-}" ]; then
@@ -50,9 +57,19 @@ limit=${RS_TEST_TIMEOUT:-300}
 pass=0 fail=0 skip=0
 failed=""
 
+# RS_ONLY: names of the tests to run, separated by blanks; empty: all.
+# shellcheck disable=SC2086 # split into names on purpose
+only=$(echo ${RS_ONLY:-})
+
 run_one() {
 	name=$1
 	shift
+	if [ -n "$only" ]; then
+		case " $only " in
+		*" ${name##*/} "*) ;;
+		*) return ;;
+		esac
+	fi
 	out=$(mktemp)
 	start=$(date +%s)
 	timeout -k 5 "$limit" "$@" >"$out" 2>&1

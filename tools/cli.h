@@ -34,8 +34,19 @@ int rs_cmd_stats(int argc, char **argv);
  * defaults) with settings s under policy p: the formula, the shared
  * segment and its current window, when there is one.
  */
+/* explain: prints the rule's `http:` settings (explain_http.c). */
+void rs_cli_explain_http(const struct rs_rule *r, const struct rs_settings *s);
+
 void rs_cli_budget_live(const struct rs_policy *p, const struct rs_rule *r,
     const struct rs_settings *s);
+
+/*
+ * explain's sections about names (explain_names.c): where failover sends
+ * the retries of a connect to host (NULL or "" for an address target),
+ * resolving it now; and the DNS retry schedule of settings s.
+ */
+void rs_explain_failover(const char *host, const struct rs_settings *s);
+void rs_explain_dns(const struct rs_settings *s);
 
 /* Prints the usage text of the whole tool to f. */
 void rs_cli_usage(FILE *f);
@@ -46,6 +57,13 @@ void rs_cli_usage(FILE *f);
  */
 int rs_cli_usage_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
+
+/*
+ * Returns the value of option `name` at argv[*i], written "--x V" (then
+ * *i moves to V) or "--x=V"; NULL when argv[*i] is not that option or its
+ * value is missing.
+ */
+const char *rs_cli_opt_value(int argc, char **argv, int *i, const char *name);
 
 /* Prints "resolute: warning: MESSAGE" on stderr. */
 void rs_cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -32,6 +32,19 @@ int rs_cli_usage_error(const char *fmt, ...)
 	return RS_EXIT_USAGE;
 }
 
+const char *rs_cli_opt_value(int argc, char **argv, int *i, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (strncmp(argv[*i], name, n) != 0)
+		return NULL;
+	if (argv[*i][n] == '=')
+		return argv[*i] + n + 1;
+	if (argv[*i][n] == '\0' && *i + 1 < argc)
+		return argv[++*i];
+	return NULL;
+}
+
 void rs_cli_warn(const char *fmt, ...)
 {
 	va_list ap;

@@ -382,6 +382,7 @@ static void print_settings(const struct rs_rule *r, const struct rs_settings *s)
 	    rs_jitter_name(s->backoff.jitter));
 	setting_ms(r, RS_KEY_CONNECT_BUDGET, "connect_budget",
 	    s->connect_budget_ms);
+	setting(r, RS_KEY_FAILOVER, "failover", s->failover ? "on" : "off");
 }
 
 static void print_budget(const struct rs_rule *r, const struct rs_settings *s)
@@ -545,7 +546,11 @@ int rs_cmd_explain(int argc, char **argv)
 		print_settings(r, s);
 		print_budget(r, s);
 		rs_cli_budget_live(p, r, s);
+		rs_cli_explain_http(r, s);
 		print_schedule(s);
+		rs_explain_failover(sp.host, s);
+		if (sp.host[0])
+			rs_explain_dns(s);
 	}
 	rs_policy_free(p);
 	return RS_EXIT_OK;

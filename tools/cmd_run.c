@@ -30,20 +30,6 @@ struct run_opts {
 	char **cmd;
 };
 
-/* Returns the value of option `name` at argv[*i] ("--x V" or "--x=V"). */
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
-{
-	size_t n = strlen(name);
-
-	if (strncmp(argv[*i], name, n) != 0)
-		return NULL;
-	if (argv[*i][n] == '=')
-		return argv[*i] + n + 1;
-	if (argv[*i][n] == '\0' && *i + 1 < argc)
-		return argv[++*i];
-	return NULL;
-}
-
 /* Parses the options up to COMMAND; returns 0 or an exit status. */
 static int run_args(int argc, char **argv, struct run_opts *o)
 {
@@ -56,11 +42,11 @@ static int run_args(int argc, char **argv, struct run_opts *o)
 			i++;
 			break;
 		}
-		if ((v = opt_value(argc, argv, &i, "--policy")))
+		if ((v = rs_cli_opt_value(argc, argv, &i, "--policy")))
 			o->policy = v;
-		else if ((v = opt_value(argc, argv, &i, "--deadline")))
+		else if ((v = rs_cli_opt_value(argc, argv, &i, "--deadline")))
 			o->deadline = v;
-		else if ((v = opt_value(argc, argv, &i, "--log")))
+		else if ((v = rs_cli_opt_value(argc, argv, &i, "--log")))
 			o->log = v;
 		else
 			return rs_cli_usage_error("run: unknown option or "

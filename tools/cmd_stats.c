@@ -1,12 +1,15 @@
 /*
- * cmd_stats.c - `resolute stats [--policy FILE | --prune]`: the live retry
- * budgets of scope machine that belong to the current user, read from the
+ * cmd_stats.c - `resolute stats [--policy FILE] [--format text|json|
+ * prometheus] [--output FILE]` and `resolute stats --prune`: the counters
+ * and live retry budgets that the current user's processes keep in the
  * shared segments (/dev/shm/resolute-<euid>-*), and the budget lines of
  * `resolute explain`.
  *
  * Segments are mapped read-only, after the same owner, mode and header
- * checks the library makes; this tool never writes to them.  --prune
- * removes those whose policy file is gone.
+ * checks the library makes; this tool never writes to them.  Segments of
+ * another layout (an older or newer resolute) are identified by their
+ * common header and skipped with a note.  --prune removes those whose
+ * policy file is gone.
  */
 #include "cli.h"
 
@@ -19,168 +22,203 @@
 
 #include "budget.h"
 #include "clock.h"
+#include "report.h"
 #include "shm.h"
 
-/* Prints one slot: totals since creation and the current window. */
-static void print_slot(const struct rs_shm_slot *s, int64_t now)
-{
-	struct rs_retry_budget b;
-	struct rs_budget_usage u;
-	char win[16], line[16];
-
-	rs_shm_slot_budget(s, &b);
-	rs_budget_acct_usage(&s->acct, &b, now, &u);
-	snprintf(line, sizeof(line), "%u", s->line);
-	printf("  %-24.*s %-5s %-6g %-6u %-7s %9llu %8llu %8llu   %llu/%llu "
-	    "of %llu\n", RS_SHM_RULE_MAX, s->rule, s->line ? line : "-",
-	    b.ratio, b.min_per_second,
-	    rs_duration_format(b.window_ms, win, sizeof(win)),
-	    (unsigned long long)__atomic_load_n(&s->acct.total_connects,
-		__ATOMIC_RELAXED),
-	    (unsigned long long)__atomic_load_n(&s->acct.total_retries,
-		__ATOMIC_RELAXED),
-	    (unsigned long long)__atomic_load_n(&s->acct.total_denials,
-		__ATOMIC_RELAXED),
-	    (unsigned long long)u.retries, (unsigned long long)u.connects,
-	    (unsigned long long)u.allowed);
-}
-
-static void print_table(const char *path, const struct rs_shm_table *t)
-{
-	int64_t now = rs_clock_now_ms();
-
-	printf("policy %.*s\n  segment %s\n", RS_SHM_POLICY_MAX, t->policy,
-	    path);
-	printf("  %-24s %-5s %-6s %-6s %-7s %9s %8s %8s   %s\n", "rule",
-	    "line", "ratio", "min/s", "window", "connects", "retries",
-	    "denials", "window: retries/connects of allowed");
-	for (unsigned i = 0; i < RS_SHM_SLOTS; i++) {
-		const struct rs_shm_slot *s = &t->slots[i];
-
-		if (__atomic_load_n(&s->ready, __ATOMIC_ACQUIRE))
-			print_slot(s, now);
-	}
-}
+struct stats_opts {
+	const char *policy;	/* only this policy's segment */
+	const char *output;
+	enum rs_report_format format;
+	bool prune;
+};
 
 /*
- * Shows one segment file (when it is of policy `only`, if given), preceded
- * by a blank line unless it is the first shown.  Returns 1 when shown, 0
- * when not, and counts a refused file in *refused.
+ * Says why a segment that could not be attached is skipped.  One of
+ * another layout belongs to processes of another version of resolute
+ * (typically started before an upgrade): it is only counted in *other,
+ * for one note at the end, when of the policy asked for (if any).
+ * Anything else is a warning and counts as refused.
  */
-static int show(const char *path, const char *only, int shown, int *refused)
+static void skipped(const char *path, int err, const char *only,
+    int *refused, int *other)
+{
+	struct rs_shm_head h;
+
+	if (err == -EPROTO && rs_shm_peek(path, &h) == 0 &&
+	    h.version != RS_SHM_VERSION) {
+		*other += !only || strcmp(h.policy, only) == 0;
+		return;
+	}
+	rs_cli_warn("%s: %s; skipped", path, rs_shm_refusal(err));
+	++*refused;
+}
+
+/* Adds the segment at path to r when it is of policy `only` (if given). */
+static void collect(struct rs_report *r, const char *path, const char *only,
+    int *refused, int *other)
 {
 	struct rs_shm_table *t;
-	int err = rs_shm_attach(path, NULL, false, &t), match;
+	struct rs_report_seg *segs;
+	int err = rs_shm_attach(path, NULL, false, &t);
 
 	if (err) {
-		rs_cli_warn("%s: %s; skipped", path, rs_shm_refusal(err));
+		skipped(path, err, only, refused, other);
+		return;
+	}
+	if (only && strncmp(t->policy, only, RS_SHM_POLICY_MAX) != 0) {
+		rs_shm_detach(t);
+		return;
+	}
+	segs = realloc(r->segs, (r->n + 1) * sizeof(*segs));
+	if (!segs) {
+		rs_shm_detach(t);
 		++*refused;
-		return 0;
+		return;
 	}
-	match = !only || strncmp(t->policy, only, RS_SHM_POLICY_MAX) == 0;
-	if (match) {
-		if (shown)
-			printf("\n");
-		print_table(path, t);
-	}
-	rs_shm_detach(t);
-	return match;
+	r->segs = segs;
+	snprintf(segs[r->n].path, sizeof(segs[r->n].path), "%s", path);
+	segs[r->n++].t = t;
 }
 
-/* Lists the segments of this user in /dev/shm; returns how many shown. */
-static int scan(const char *only, int *refused)
+/* Calls fn on each segment file of this user in /dev/shm, in name order. */
+static void each_segment(void (*fn)(const char *path, void *arg), void *arg)
 {
-	char prefix[64], path[512];
-	struct dirent *d;
-	DIR *dir = opendir(RS_SHM_DIR);
-	int n = 0;
+	char prefix[64], path[320];
+	struct dirent **names;
+	int n = scandir(RS_SHM_DIR, &names, NULL, alphasort);
 
-	if (!dir)
-		return 0;
 	snprintf(prefix, sizeof(prefix), RS_SHM_PREFIX "%u-",
 	    (unsigned)geteuid());
-	while ((d = readdir(dir))) {
-		if (strncmp(d->d_name, prefix, strlen(prefix)) != 0)
-			continue;
-		snprintf(path, sizeof(path), RS_SHM_DIR "/%s", d->d_name);
-		n += show(path, only, n, refused);
+	for (int i = 0; i < n; i++) {
+		if (strncmp(names[i]->d_name, prefix, strlen(prefix)) == 0) {
+			snprintf(path, sizeof(path), RS_SHM_DIR "/%s",
+			    names[i]->d_name);
+			fn(path, arg);
+		}
+		free(names[i]);
 	}
-	closedir(dir);
-	return n;
+	if (n >= 0)
+		free(names);
+}
+
+struct collecting {
+	struct rs_report r;
+	const char *only;
+	int refused, other;
+};
+
+static void collect_one(const char *path, void *arg)
+{
+	struct collecting *c = arg;
+
+	collect(&c->r, path, c->only, &c->refused, &c->other);
 }
 
 /*
- * Removes the segment at path when the policy file it was made for no
- * longer exists (temporary policies of tests and scripts): no process can
- * start with that policy any more, and those still running keep their
- * mapping.  Returns 1 when removed.
+ * Removes the segment at path (of any layout) when the policy file it was
+ * made for no longer exists (temporary policies of tests and scripts): no
+ * process can start with that policy any more, and those still running
+ * keep their mapping.
  */
-static int prune(const char *path)
+static void prune_one(const char *path, void *arg)
 {
-	struct rs_shm_table *t;
-	char policy[RS_SHM_POLICY_MAX];
-	int gone;
+	struct rs_shm_head h;
+	int *n = arg;
 
-	if (rs_shm_attach(path, NULL, false, &t) < 0)
-		return 0;
-	snprintf(policy, sizeof(policy), "%.*s", RS_SHM_POLICY_MAX - 1,
-	    t->policy);
-	rs_shm_detach(t);
-	gone = policy[0] == '/' && access(policy, F_OK) < 0 && errno == ENOENT;
-	if (gone && unlink(path) == 0) {
+	if (rs_shm_peek(path, &h) < 0 || h.policy[0] != '/')
+		return;
+	if (access(h.policy, F_OK) < 0 && errno == ENOENT &&
+	    unlink(path) == 0) {
 		printf("removed %s (policy %s no longer exists)\n", path,
-		    policy);
-		return 1;
+		    h.policy);
+		++*n;
 	}
-	return 0;
 }
 
 static int prune_all(void)
 {
-	char prefix[64], path[512];
-	struct dirent *d;
-	DIR *dir = opendir(RS_SHM_DIR);
 	int n = 0;
 
-	if (!dir)
-		return RS_EXIT_OK;
-	snprintf(prefix, sizeof(prefix), RS_SHM_PREFIX "%u-",
-	    (unsigned)geteuid());
-	while ((d = readdir(dir)))
-		if (strncmp(d->d_name, prefix, strlen(prefix)) == 0) {
-			snprintf(path, sizeof(path), RS_SHM_DIR "/%s",
-			    d->d_name);
-			n += prune(path);
-		}
-	closedir(dir);
+	each_segment(prune_one, &n);
 	printf("%d segment%s removed\n", n, n == 1 ? "" : "s");
 	return RS_EXIT_OK;
+}
+
+static int parse_format(const char *v, enum rs_report_format *f)
+{
+	if (strcmp(v, "text") == 0)
+		*f = RS_REPORT_TEXT;
+	else if (strcmp(v, "json") == 0)
+		*f = RS_REPORT_JSON;
+	else if (strcmp(v, "prometheus") == 0)
+		*f = RS_REPORT_PROM;
+	else
+		return rs_cli_usage_error("stats: --format must be text, json "
+		    "or prometheus, not '%s'", v);
+	return 0;
+}
+
+static int stats_args(int argc, char **argv, struct stats_opts *o)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+
+		if (strcmp(argv[i], "--prune") == 0)
+			o->prune = true;
+		else if ((v = rs_cli_opt_value(argc, argv, &i, "--policy")))
+			o->policy = v;
+		else if ((v = rs_cli_opt_value(argc, argv, &i, "--output")))
+			o->output = v;
+		else if ((v = rs_cli_opt_value(argc, argv, &i, "--format"))) {
+			if (parse_format(v, &o->format))
+				return RS_EXIT_USAGE;
+		} else
+			return rs_cli_usage_error("stats: unknown option or "
+			    "missing value: '%s'", argv[i]);
+	}
+	if (o->prune && (o->policy || o->output || o->format))
+		return rs_cli_usage_error("stats: --prune takes no other "
+		    "option");
+	return 0;
+}
+
+static void no_segments(const char *only)
+{
+	printf("no shared segments of user %u%s%s in %s (one is made at the "
+	    "first connect under a policy)\n", (unsigned)geteuid(),
+	    only ? " for " : "", only ? only : "", RS_SHM_DIR);
 }
 
 int rs_cmd_stats(int argc, char **argv)
 {
 	char shm[256], real[RS_SHM_POLICY_MAX];
-	const char *only = NULL;
-	int refused = 0;
+	struct stats_opts o = { 0 };
+	struct collecting c = { 0 };
+	int status = stats_args(argc, argv, &o);
 
-	if (argc == 2 && strcmp(argv[1], "--prune") == 0)
+	if (status)
+		return status;
+	if (o.prune)
 		return prune_all();
-	if (argc == 3 && strcmp(argv[1], "--policy") == 0)
-		only = argv[2];
-	else if (argc == 2 && strncmp(argv[1], "--policy=", 9) == 0)
-		only = argv[1] + 9;
-	else if (argc != 1)
-		return rs_cli_usage_error("stats: usage: resolute stats "
-		    "[--policy FILE | --prune]");
-	if (only && rs_shm_path(only, geteuid(), shm, sizeof(shm), real,
-	    sizeof(real)) == 0)
-		only = real;
-	if (scan(only, &refused) == 0)
-		printf("no shared retry budgets of user %u%s%s in %s (none is "
-		    "made before a connect under scope: machine)\n",
-		    (unsigned)geteuid(), only ? " for " : "", only ? only : "",
-		    RS_SHM_DIR);
-	return refused ? RS_EXIT_FAIL : RS_EXIT_OK;
+	c.only = o.policy;
+	if (o.policy && rs_shm_path(o.policy, geteuid(), shm, sizeof(shm),
+	    real, sizeof(real)) == 0)
+		c.only = real;
+	each_segment(collect_one, &c);
+	if (o.output)
+		status = rs_report_write_file(o.output, &c.r, o.format);
+	else if (c.r.n == 0 && o.format == RS_REPORT_TEXT)
+		no_segments(c.only);
+	else
+		rs_report_write(stdout, &c.r, o.format);
+	if (c.other)
+		fprintf(stderr, "resolute: note: %d segment%s of another "
+		    "layout (another version of resolute) not shown\n",
+		    c.other, c.other == 1 ? "" : "s");
+	for (size_t i = 0; i < c.r.n; i++)
+		rs_shm_detach((struct rs_shm_table *)c.r.segs[i].t);
+	free(c.r.segs);
+	return status || c.refused ? RS_EXIT_FAIL : RS_EXIT_OK;
 }
 
 void rs_cli_budget_live(const struct rs_policy *p, const struct rs_rule *r,

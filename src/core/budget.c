@@ -3,76 +3,24 @@
  * accounts (the accounting itself is budget_acct.c).
  *
  * scope: machine accounts live in the user's shared segment for the policy
- * file (shm.h), mapped at the first connect; when it cannot be used (owned
- * by someone else, wrong mode, full...) a warning is logged once and the
- * accounts of this process are used instead, which still bounds retries.
+ * file (shm.h, machine.h), mapped at the first connect; when it cannot be
+ * used (owned by someone else, wrong mode, full...) a warning is logged
+ * once and the accounts of this process are used instead, which still
+ * bounds retries.
  * scope: process accounts live in a static table of this process; a fork
  * child starts with a copy of its parent's counts.  Lock-free throughout.
  */
 #include "budget.h"
 
-#include <errno.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "log.h"
+#include "machine.h"
 #include "shm.h"
 
 /* The tables. */
-enum { MACHINE_UNTRIED, MACHINE_TRYING, MACHINE_READY, MACHINE_NONE };
-
 static struct rs_shm_table process_table;
-static struct rs_shm_table *machine_table;
-static int machine_state;
 static int full_warned;
-
-/* Maps the machine table for policy p; logs and gives up on failure. */
-static void attach_machine(const struct rs_policy *p)
-{
-	char path[128], real[RS_SHM_POLICY_MAX];
-	struct rs_shm_table *t = NULL;
-	int err = rs_shm_path(p->path, geteuid(), path, sizeof(path), real,
-	    sizeof(real));
-
-	if (!err)
-		err = rs_shm_attach(path, real, true, &t);
-	if (err) {
-		rs_log(RS_LOG_WARN, NULL, "retry budget: cannot use %s: %s; "
-		    "budgets of scope machine are kept per process",
-		    err == -ENAMETOOLONG ? p->path : path, rs_shm_refusal(err));
-		__atomic_store_n(&machine_state, MACHINE_NONE,
-		    __ATOMIC_RELEASE);
-		return;
-	}
-	machine_table = t;
-	__atomic_store_n(&machine_state, MACHINE_READY, __ATOMIC_RELEASE);
-}
-
-/*
- * Returns the machine table, mapping it on first use.  Whoever wins the
- * CAS maps it; a thread arriving meanwhile is not made to wait (a wait
- * here could be a fork child's forever) and uses its process's table.
- */
-static struct rs_shm_table *machine(const struct rs_policy *p)
-{
-	int st = __atomic_load_n(&machine_state, __ATOMIC_ACQUIRE);
-
-	if (st == MACHINE_UNTRIED &&
-	    __atomic_compare_exchange_n(&machine_state, &st, MACHINE_TRYING,
-	    false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		attach_machine(p);
-		st = __atomic_load_n(&machine_state, __ATOMIC_ACQUIRE);
-	}
-	return st == MACHINE_READY ? machine_table : NULL;
-}
-
-void rs_budget_fork_child(void)
-{
-	int st = MACHINE_TRYING;
-
-	__atomic_compare_exchange_n(&machine_state, &st, MACHINE_UNTRIED,
-	    false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
-}
 
 /* Returns the accounts of a rule: shared when they can be, else ours. */
 static struct rs_budget_acct *acct_for(const struct rs_policy *p,
@@ -82,7 +30,7 @@ static struct rs_budget_acct *acct_for(const struct rs_policy *p,
 	struct rs_shm_slot *slot = NULL;
 
 	if (s->budget.scope == RS_SCOPE_MACHINE && p && p->path)
-		t = machine(p);
+		t = rs_machine_table(p);
 	if (t && !(slot = rs_shm_slot(t, rule, &s->budget)) &&
 	    !__atomic_exchange_n(&full_warned, 1, __ATOMIC_RELAXED))
 		rs_log(RS_LOG_WARN, NULL, "retry budget: all %d shared slots "

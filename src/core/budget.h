@@ -31,12 +31,4 @@ void rs_budget_note_connect(const struct rs_policy *p,
 bool rs_budget_take_retry(const struct rs_policy *p,
     const struct rs_rule *rule, const struct rs_settings *s, int64_t now_ms);
 
-/*
- * In a fork child: forgets a mapping of the shared table that another
- * thread of the parent had begun, so that the child tries again rather than
- * keep its own accounts forever.  A finished mapping is inherited and stays
- * shared.
- */
-void rs_budget_fork_child(void);
-
 #endif /* RS_BUDGET_H */

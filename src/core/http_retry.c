@@ -55,7 +55,7 @@ bool rs_hr_holding(const struct rs_hr *r)
 {
 	const struct rs_http_request *q = &r->t.req;
 
-	return r->s->inject_key && r->phase == RS_HR_IDLE && !r->t.pass &&
+	return r->s->idempotency_key == RS_HTTP_KEY_INJECT && r->phase == RS_HR_IDLE && !r->t.pass &&
 	    (!q->head_done || q->done);
 }
 
@@ -261,4 +261,15 @@ void rs_hr_read(struct rs_hr *r, const char *p, size_t n)
 	}
 	if (r->phase == RS_HR_DELIVER && r->t.res.done && r->judged == 0)
 		r->phase = RS_HR_IDLE;
+}
+
+bool rs_hr_lost(struct rs_hr *r)
+{
+	if (r->phase != RS_HR_AWAIT || r->attempt < 2 || r->judged > 0 ||
+	    r->delivered || r->t.res.status != 0)
+		return false;
+	r->attempt--;
+	r->reconnect = true;
+	r->phase = RS_HR_WAIT;
+	return true;
 }

@@ -132,6 +132,15 @@ const char *rs_hr_resend(struct rs_hr *r, size_t *len);
  */
 void rs_hr_read(struct rs_hr *r, const char *p, size_t n);
 
+/*
+ * AWAIT, after a resend on a reused connection: the peer closed it before
+ * a byte of the response (it had timed the idle connection out).  The
+ * request is to go again on a new connection, as the same attempt:
+ * phase WAIT with reconnect set.  Returns false (nothing changes) unless
+ * the request was resent and nothing of its response was seen.
+ */
+bool rs_hr_lost(struct rs_hr *r);
+
 /* Gives up for good (dup of the descriptor, bytes the engine cannot see). */
 void rs_hr_pass(struct rs_hr *r, enum rs_http_why why);
 

@@ -15,13 +15,19 @@
 #define RS_HTTP_STATUS_MIN 100
 #define RS_HTTP_STATUS_MAX 599
 
+/* idempotency_key: off | inject (the index is the policy's name). */
+enum rs_http_key_mode { RS_HTTP_KEY_OFF, RS_HTTP_KEY_INJECT };
+
+/* The largest max_replay a policy may set. */
+#define RS_HTTP_MAX_REPLAY (16u << 20)
+
 struct rs_http_settings {
 	bool enabled;			/* `http:` given and not `off` */
 	uint64_t retry_on_status[10];	/* bit s % 64 of word s / 64 */
 	unsigned attempts;		/* 1 .. 10, the first included */
 	uint32_t retry_after_cap_ms;	/* RS_OFF: no cap */
 	uint32_t max_replay;		/* bytes of one request, 0 .. 16 MiB */
-	bool inject_key;		/* idempotency_key: inject */
+	uint32_t idempotency_key;	/* enum rs_http_key_mode */
 };
 
 /* Fills *s with the built-in values (off; [429, 503], 3, 30s, 64 KiB). */

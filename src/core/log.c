@@ -5,17 +5,25 @@
  * write system call: O_APPEND writes of one buffer do not interleave with
  * other writers, and nothing here can re-enter an interposed function.
  * errno is preserved across every call.
+ *
+ * A log line never blocks the program: when the destination is a pipe,
+ * FIFO, terminal or socket that has no room (a reader that stopped
+ * reading), the line is dropped and counted, and the next line that can
+ * be written says how many were lost.  Regular files are written plainly.
  */
 #include "log.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -49,9 +57,8 @@ bool rs_log_enabled(enum rs_log_level level)
 }
 
 /* JOURNAL_STREAM is "DEV:INODE" of the journal's stream on stderr. */
-static int stderr_is_journal(void)
+static int stderr_is_journal(const char *js)
 {
-	const char *js = getenv("JOURNAL_STREAM");
 	unsigned long long dev, ino;
 	struct stat st;
 
@@ -113,11 +120,11 @@ static int log_target(void)
 	return log_fd;
 }
 
-int rs_log_configure(bool secure)
+int rs_log_configure_from(bool secure, const char *(*get)(const char *))
 {
-	const char *lv = getenv("RESOLUTE_LOG");
-	const char *fmt = getenv("RESOLUTE_LOG_FORMAT");
-	const char *file = secure ? NULL : getenv("RESOLUTE_LOG_FILE");
+	const char *lv = get("RESOLUTE_LOG");
+	const char *fmt = get("RESOLUTE_LOG_FORMAT");
+	const char *file = secure ? NULL : get("RESOLUTE_LOG_FILE");
 	int bad = 0;
 
 	if (lv && *lv) {
@@ -147,12 +154,22 @@ int rs_log_configure(bool secure)
 			    file, strerror(-fd));
 		}
 	}
-	log_journal = log_fd == 2 && stderr_is_journal();
+	log_journal = log_fd == 2 && stderr_is_journal(get("JOURNAL_STREAM"));
 	if (bad)
 		rs_log(RS_LOG_WARN, NULL,
 		    "RESOLUTE_LOG must be error, warn, info or debug and "
 		    "RESOLUTE_LOG_FORMAT text or json; using defaults");
 	return bad ? -EINVAL : 0;
+}
+
+static const char *process_env(const char *name)
+{
+	return getenv(name);
+}
+
+int rs_log_configure(bool secure)
+{
+	return rs_log_configure_from(secure, process_env);
 }
 
 /*
@@ -216,6 +233,84 @@ static void put_json_fields(char *buf, size_t cap, size_t *pos,
 }
 
 /*
+ * Lines dropped because the destination had no room, not yet reported.
+ * The flag is a small lock held only across a non-blocking attempt to
+ * write, so that two of our threads never both see room for one line and
+ * then block; a fork child, where its holder does not exist, clears it.
+ */
+static unsigned long log_dropped;
+static int log_busy;
+
+static void room_lock(void)
+{
+	while (__atomic_exchange_n(&log_busy, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+static void room_unlock(void)
+{
+	__atomic_store_n(&log_busy, 0, __ATOMIC_RELEASE);
+}
+
+void rs_log_fork_child(void)
+{
+	room_unlock();
+}
+
+/*
+ * Writes len bytes to fd without blocking for long.  A socket (the
+ * journal's stream) takes MSG_DONTWAIT; a pipe, FIFO or terminal is
+ * written only when poll says it has room, which for a pipe means a free
+ * buffer of a page, more than a line (lines are shorter than PIPE_BUF, so
+ * they are written whole or not at all).  Returns 0, -EAGAIN when there
+ * was no room, or -errno.
+ */
+static int write_nowait(int fd, const char *buf, size_t len)
+{
+	struct stat st;
+
+	if (syscall(SYS_fstat, fd, &st) < 0)
+		return -errno;
+	if (S_ISSOCK(st.st_mode)) {
+		long n = syscall(SYS_sendto, fd, buf, len,
+		    MSG_DONTWAIT | MSG_NOSIGNAL, NULL, 0);
+
+		return n < 0 ? -errno : 0;
+	}
+	if (S_ISREG(st.st_mode))
+		return rs_sys_write_all(fd, buf, len);
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+	if (syscall(SYS_poll, &p, 1, 0) != 1 || !(p.revents & POLLOUT))
+		return (p.revents & (POLLERR | POLLHUP)) ? -EPIPE : -EAGAIN;
+	return rs_sys_write_all(fd, buf, len);
+}
+
+/* Writes a line, first saying how many were dropped before it. */
+static int write_counted(int fd, const char *line, size_t len)
+{
+	char note[128];
+	int r = 0;
+
+	room_lock();
+	if (log_dropped) {
+		int n = snprintf(note, sizeof(note), "resolute[%ld]: warn: %lu "
+		    "log lines dropped: log destination full\n",
+		    (long)getpid(), log_dropped);
+
+		r = write_nowait(fd, note, (size_t)n);
+		if (r == 0)
+			log_dropped = 0;
+	}
+	if (r == 0)
+		r = write_nowait(fd, line, len);
+	if (r == -EAGAIN)
+		log_dropped++;
+	room_unlock();
+	return r;
+}
+
+/*
  * Writes one line.  A log line the program never asked for must not kill
  * it: when standard error is a pipe nobody reads any more, the SIGPIPE our
  * write raises is blocked and consumed here (unless one was already
@@ -232,7 +327,7 @@ static void write_line(const char *line, size_t len)
 	sigpending(&pending);
 	int was_pending = sigismember(&pending, SIGPIPE);
 
-	if (rs_sys_write_all(log_target(), line, len) == -EPIPE &&
+	if (write_counted(log_target(), line, len) == -EPIPE &&
 	    !was_pending && !sigismember(&old, SIGPIPE))
 		sigtimedwait(&pipe_set, NULL, &zero);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

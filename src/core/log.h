@@ -34,6 +34,19 @@ struct rs_log_fields {
  */
 int rs_log_configure(bool secure);
 
+/*
+ * For a fork child: the small lock around a log write is free (its holder,
+ * another thread of the parent, does not exist here).
+ */
+void rs_log_fork_child(void);
+
+/*
+ * As rs_log_configure(), with the variables read through get (which
+ * returns a variable's value or NULL) instead of the current environment:
+ * the library passes the environment the process started with.
+ */
+int rs_log_configure_from(bool secure, const char *(*get)(const char *));
+
 /* Returns whether lines of this level are written. */
 bool rs_log_enabled(enum rs_log_level level);
 
@@ -47,6 +60,8 @@ int rs_log_level_parse(const char *s);
 /*
  * Writes one line: the text form is "resolute[PID]: LEVEL: MESSAGE"; the
  * JSON form carries the fields and the message as "msg".  f may be NULL.
+ * Never blocks for long: a line the destination has no room for (a pipe
+ * nobody reads) is dropped, and counted in the next line written.
  */
 void rs_log(enum rs_log_level level, const struct rs_log_fields *f,
     const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -1,8 +1,10 @@
 /*
  * names.c - address -> hostname, learned from the program's own lookups.
  *
- * A small open table scanned linearly: lookups happen once per connect(),
- * and 512 comparisons of 17 bytes cost less than the connect itself.
+ * Two small tables scanned linearly: address lookups happen once per
+ * connect(), and 512 comparisons of 17 bytes cost less than the connect
+ * itself; name lookups only when a connect is retried.  Both share one
+ * mutex and are replaced least-recently-learned first.
  */
 #include "names.h"
 
@@ -20,7 +22,16 @@ struct slot {
 	char name[RS_HOST_MAX];
 };
 
+/* The addresses of one name, in the resolver's order. */
+struct list {
+	uint64_t stamp;		/* 0: empty; larger: learned later */
+	size_t n;
+	struct rs_name_addr a[RS_NAMES_PER_NAME];
+	char name[RS_HOST_MAX];
+};
+
 static struct slot slots[RS_NAMES_SLOTS];
+static struct list lists[RS_NAMES_LISTS];
 static uint64_t clock_stamp;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -71,13 +82,50 @@ static bool normalize(const char *name, char *out)
 	return true;
 }
 
-void rs_names_learn(const char *name, int family, const void *addr)
+/*
+ * Fills *out from (family, addr), an IPv4-mapped IPv6 address becoming
+ * IPv4 as connect() sees it; false for other families.
+ */
+static bool make_addr(int family, const void *addr, struct rs_name_addr *out)
+{
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	memset(out, 0, sizeof(*out));
+	if (family == AF_INET6 && memcmp(addr, mapped, 12) == 0) {
+		out->family = AF_INET;
+		memcpy(out->addr, (const uint8_t *)addr + 12, 4);
+		return true;
+	}
+	if (family != AF_INET && family != AF_INET6)
+		return false;
+	out->family = family;
+	memcpy(out->addr, addr, addr_len(family));
+	return true;
+}
+
+static bool same_addr(const struct rs_name_addr *x,
+    const struct rs_name_addr *y)
+{
+	return x->family == y->family &&
+	    memcmp(x->addr, y->addr, addr_len(x->family)) == 0;
+}
+
+/* Whether name can be recorded; its stored form goes to norm. */
+static bool usable(const char *name, char *norm)
+{
+	return name && !is_numeric(name) && normalize(name, norm);
+}
+
+void rs_names_learn(const char *name, int given_family, const void *given)
 {
 	char norm[RS_HOST_MAX];
+	struct rs_name_addr na;
 
-	if (!name || (family != AF_INET && family != AF_INET6) ||
-	    is_numeric(name) || !normalize(name, norm))
+	if (!make_addr(given_family, given, &na) || !usable(name, norm))
 		return;
+	int family = na.family;
+	const uint8_t *addr = na.addr;
+
 	pthread_mutex_lock(&lock);
 	struct slot *victim = &slots[0];
 
@@ -100,34 +148,152 @@ void rs_names_learn(const char *name, int family, const void *addr)
 	pthread_mutex_unlock(&lock);
 }
 
-void rs_names_learn_addrinfo(const char *name, const struct addrinfo *res)
+/* Appends na to a list of n entries unless it is there; returns n. */
+static size_t add_unique(struct rs_name_addr *list, size_t n,
+    const struct rs_name_addr *na)
 {
+	for (size_t i = 0; i < n; i++)
+		if (same_addr(&list[i], na))
+			return n;
+	if (n < RS_NAMES_PER_NAME)
+		list[n++] = *na;
+	return n;
+}
+
+void rs_names_learn_answer(const char *name, int asked,
+    const struct addrinfo *res)
+{
+	struct rs_name_addr list[RS_NAMES_PER_NAME], na;
+	size_t n = 0;
+
 	for (const struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+		const void *a;
+
 		if (!ai->ai_addr)
 			continue;
 		if (ai->ai_family == AF_INET)
-			rs_names_learn(name, AF_INET,
-			    &((struct sockaddr_in *)ai->ai_addr)->sin_addr);
+			a = &((struct sockaddr_in *)ai->ai_addr)->sin_addr;
 		else if (ai->ai_family == AF_INET6)
-			rs_names_learn(name, AF_INET6,
-			    &((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr);
+			a = &((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
+		else
+			continue;
+		rs_names_learn(name, ai->ai_family, a);
+		if (make_addr(ai->ai_family, a, &na))
+			n = add_unique(list, n, &na);
 	}
+	rs_names_learn_list(name, asked, list, n);
+}
+
+void rs_names_learn_addrinfo(const char *name, const struct addrinfo *res)
+{
+	rs_names_learn_answer(name, AF_UNSPEC, res);
 }
 
 void rs_names_learn_hostent(const char *name, const struct hostent *h)
 {
+	struct rs_name_addr list[RS_NAMES_PER_NAME], na;
+	size_t n = 0;
+
 	if (!h || (h->h_addrtype != AF_INET && h->h_addrtype != AF_INET6))
 		return;
-	for (char **a = h->h_addr_list; a && *a; a++)
+	for (char **a = h->h_addr_list; a && *a; a++) {
 		rs_names_learn(name, h->h_addrtype, *a);
+		if (make_addr(h->h_addrtype, *a, &na))
+			n = add_unique(list, n, &na);
+	}
+	rs_names_learn_list(name, h->h_addrtype, list, n);
 }
 
-bool rs_names_lookup(int family, const void *addr, char *out, size_t len)
+/* The list of name (normalised), or NULL; called with the lock held. */
+static struct list *find_list(const char *norm)
+{
+	for (size_t i = 0; i < RS_NAMES_LISTS; i++)
+		if (lists[i].stamp && strcmp(lists[i].name, norm) == 0)
+			return &lists[i];
+	return NULL;
+}
+
+/* The list to overwrite for a new name; called with the lock held. */
+static struct list *oldest_list(void)
+{
+	struct list *victim = &lists[0];
+
+	for (size_t i = 1; i < RS_NAMES_LISTS; i++)
+		if (lists[i].stamp < victim->stamp)
+			victim = &lists[i];
+	return victim;
+}
+
+/*
+ * A lookup of one family says nothing about the other: the addresses of
+ * the other family that the old list had are kept after the new ones.
+ */
+static size_t keep_other_family(struct rs_name_addr *out, size_t n,
+    const struct list *old, int asked)
+{
+	if (!old || asked == AF_UNSPEC)
+		return n;
+	for (size_t i = 0; i < old->n; i++)
+		if (old->a[i].family != asked)
+			n = add_unique(out, n, &old->a[i]);
+	return n;
+}
+
+void rs_names_learn_list(const char *name, int asked,
+    const struct rs_name_addr *a, size_t n)
+{
+	char norm[RS_HOST_MAX];
+	struct rs_name_addr merged[RS_NAMES_PER_NAME];
+	size_t m = 0;
+
+	if (n == 0 || !usable(name, norm))
+		return;
+	for (size_t i = 0; i < n; i++)
+		m = add_unique(merged, m, &a[i]);
+	pthread_mutex_lock(&lock);
+	struct list *l = find_list(norm);
+
+	m = keep_other_family(merged, m, l, asked);
+	if (!l) {
+		l = oldest_list();
+		memcpy(l->name, norm, strlen(norm) + 1);
+	}
+	memcpy(l->a, merged, m * sizeof(merged[0]));
+	l->n = m;
+	l->stamp = ++clock_stamp;
+	pthread_mutex_unlock(&lock);
+}
+
+size_t rs_names_addresses(const char *name, struct rs_name_addr *out,
+    size_t max)
+{
+	char norm[RS_HOST_MAX];
+	size_t n = 0;
+
+	if (!usable(name, norm))
+		return 0;
+	pthread_mutex_lock(&lock);
+	const struct list *l = find_list(norm);
+
+	if (l) {
+		n = l->n < max ? l->n : max;
+		memcpy(out, l->a, n * sizeof(out[0]));
+	}
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
+bool rs_names_lookup(int given_family, const void *given, char *out,
+    size_t len)
 {
 	bool found = false;
+	struct rs_name_addr na;
 
-	if (len == 0)
+	if (len == 0 || !make_addr(given_family, given, &na))
 		return false;
+	int family = na.family;
+	const uint8_t *addr = na.addr;
+
 	pthread_mutex_lock(&lock);
 	for (size_t i = 0; i < RS_NAMES_SLOTS; i++) {
 		struct slot *s = &slots[i];
@@ -152,6 +318,7 @@ void rs_names_clear(void)
 {
 	pthread_mutex_lock(&lock);
 	memset(slots, 0, sizeof(slots));
+	memset(lists, 0, sizeof(lists));
 	pthread_mutex_unlock(&lock);
 }
 

@@ -5,7 +5,10 @@
  * resolver wrappers record each (address, name) pair here; connect() asks
  * for the name of its destination.  A fixed table (no allocation), replaced
  * least-recently-learned first; when several names resolve to one address
- * the most recent lookup wins.  Thread-safe (one mutex, never held across a
+ * the most recent lookup wins.  Failover (SPEC 5c) also needs the other
+ * way round: per name, the addresses of its last lookup in the order the
+ * resolver returned them, kept in a second fixed table.  IPv4-mapped IPv6
+ * addresses are kept as IPv4.  Thread-safe (one mutex, never held across a
  * call out of this module).
  */
 #ifndef RS_NAMES_H
@@ -14,12 +17,23 @@
 #include <netdb.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Longest hostname kept, with its NUL (DNS names are at most 253). */
 #define RS_HOST_MAX 256
 
 /* Number of addresses remembered. */
 #define RS_NAMES_SLOTS 512
+
+/* Names whose address lists are remembered, and addresses kept per name. */
+#define RS_NAMES_LISTS 64
+#define RS_NAMES_PER_NAME 8
+
+/* One address of a name: 4 bytes for AF_INET, 16 for AF_INET6. */
+struct rs_name_addr {
+	int family;
+	uint8_t addr[16];
+};
 
 /*
  * Records that name resolved to addr (4 bytes for AF_INET, 16 for
@@ -29,11 +43,37 @@
  */
 void rs_names_learn(const char *name, int family, const void *addr);
 
-/* Records every AF_INET/AF_INET6 result of a getaddrinfo() answer. */
+/*
+ * Records every AF_INET/AF_INET6 result of a getaddrinfo() answer, and the
+ * answer's addresses, in order and without repeats, as the name's list.
+ * asked is the family the program asked for (hints->ai_family): when it is
+ * one family, the addresses of the other that an earlier lookup gave are
+ * kept after the new ones, as programs often ask for each family apart.
+ */
+void rs_names_learn_answer(const char *name, int asked,
+    const struct addrinfo *res);
+
+/* rs_names_learn_answer() for a lookup of any family (AF_UNSPEC). */
 void rs_names_learn_addrinfo(const char *name, const struct addrinfo *res);
 
-/* Records every address of a hostent (gethostbyname*). */
+/* Records every address of a hostent (gethostbyname*), and its list. */
 void rs_names_learn_hostent(const char *name, const struct hostent *h);
+
+/*
+ * Records a's n addresses, in that order, as the list of name (asked as
+ * for rs_names_learn_answer()); at most RS_NAMES_PER_NAME are kept.
+ * Numeric and unusable names are ignored, as by rs_names_learn().
+ */
+void rs_names_learn_list(const char *name, int asked,
+    const struct rs_name_addr *a, size_t n);
+
+/*
+ * Copies the list of name (matched as rs_names_learn() stores it) into
+ * out, at most max entries.  Returns how many were copied: 0 when the
+ * name's addresses are not known.
+ */
+size_t rs_names_addresses(const char *name, struct rs_name_addr *out,
+    size_t max);
 
 /*
  * Copies the name learned for addr into out (len bytes, NUL-terminated,

@@ -46,6 +46,7 @@ void rs_settings_init(struct rs_settings *s)
 	s->budget.scope = RS_SCOPE_MACHINE;
 	rs_http_settings_init(&s->http);
 	s->passthrough = false;
+	s->failover = 1;
 }
 
 /*
@@ -445,7 +446,7 @@ bool rs_match_test(const struct rs_match *m, const struct rs_target *t)
 	case RS_MATCH_SUFFIX:
 		return t->host && host_has_suffix(t->host, m->name);
 	case RS_MATCH_CIDR:
-		return t->family == m->family &&
+		return !t->name_only && t->family == m->family &&
 		    prefix_equal(t->addr, m->addr, m->prefix_len);
 	default:
 		return false;
@@ -495,6 +496,8 @@ const char *rs_class_name(unsigned c)
 		return "unreachable";
 	case RS_CLASS_RESET:
 		return "reset";
+	case RS_CLASS_DNS:
+		return "dns";
 	default:
 		return NULL;
 	}

@@ -25,8 +25,9 @@ enum rs_class {
 	RS_CLASS_TIMEOUT = 1u << 1,
 	RS_CLASS_UNREACHABLE = 1u << 2,
 	RS_CLASS_RESET = 1u << 3,
+	RS_CLASS_DNS = 1u << 4,		/* a lookup's EAI_AGAIN, TRY_AGAIN */
 };
-#define RS_CLASS_ALL 0xfu
+#define RS_CLASS_ALL 0x1fu
 
 enum rs_scope { RS_SCOPE_MACHINE, RS_SCOPE_PROCESS };
 
@@ -54,8 +55,14 @@ enum rs_key {
 	RS_KEY_RETRY_BUDGET_WINDOW = 1u << 12,
 	RS_KEY_RETRY_BUDGET_SCOPE = 1u << 13,
 	RS_KEY_PASSTHROUGH = 1u << 14,
-	RS_KEY_HTTP = 1u << 15,		/* the whole `http:` block */
-	RS_KEY_DEADLINE_HEADER = 1u << 16,
+	RS_KEY_HTTP = 1u << 15,		/* `http:` (a mapping, or off) */
+	RS_KEY_HTTP_STATUS = 1u << 16,
+	RS_KEY_HTTP_ATTEMPTS = 1u << 17,
+	RS_KEY_HTTP_RETRY_AFTER_CAP = 1u << 18,
+	RS_KEY_HTTP_MAX_REPLAY = 1u << 19,
+	RS_KEY_HTTP_IDEMPOTENCY_KEY = 1u << 20,
+	RS_KEY_FAILOVER = 1u << 21,
+	RS_KEY_DEADLINE_HEADER = 1u << 22,
 };
 
 /* The effective settings for one destination. */
@@ -70,6 +77,8 @@ struct rs_settings {
 	struct rs_retry_budget budget;
 	bool passthrough;
 	struct rs_http_settings http;	/* SPEC 9 */
+	uint32_t failover;		/* 1 (on): retries go to the name's
+					   next address; 0 (off) */
 	/* SPEC 10: the header outbound requests carry the deadline in; "" off */
 	char deadline_header[RS_HEADER_NAME_MAX];
 };
@@ -122,6 +131,8 @@ struct rs_target {
 	const char *host;	/* the name the program resolved, or NULL */
 	const char *path;	/* AF_UNIX: the socket path ("@name" for
 				   abstract sockets), else NULL */
+	bool name_only;		/* a lookup: no address is known yet, so
+				   address rules never match */
 };
 
 /* Fills *s with the built-in settings of SPEC §4 (used under a file's keys). */

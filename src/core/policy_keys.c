@@ -34,7 +34,8 @@ static const char *const jitters[] = { "equal", "full", "decorrelated",
 	"none" };
 static const char *const scopes[] = { "machine", "process" };
 static const char *const classes[] = { "refused", "timeout", "unreachable",
-	"reset" };
+	"reset", "dns" };
+static const char *const switches[] = { "off", "on" };
 
 static const struct rs_keydef backoff_rows[] = {
 	DUR("base", RS_KEY_BACKOFF_BASE, backoff.base_ms, 1, HOUR_MS, false),
@@ -58,6 +59,24 @@ static const struct rs_keydef budget_rows[] = {
 };
 static const struct rs_keytab budget_keys = TABLE(budget_rows);
 
+static const char *const key_modes[] = { "off", "inject" };
+
+/* SPEC 9; the values land in struct rs_http_settings (http_settings.h). */
+static const struct rs_keydef http_rows[] = {
+	{ ROW("retry_on_status", RS_KIND_STATUSES, RS_KEY_HTTP_STATUS,
+	    OFF(http.retry_on_status), RS_HTTP_STATUS_MIN,
+	    RS_HTTP_STATUS_MAX) },
+	NUM("attempts", RS_KIND_UINT, RS_KEY_HTTP_ATTEMPTS, http.attempts, 1,
+	    10),
+	DUR("retry_after_cap", RS_KEY_HTTP_RETRY_AFTER_CAP,
+	    http.retry_after_cap_ms, 1, DAY_MS, true),
+	NUM("max_replay", RS_KIND_UINT, RS_KEY_HTTP_MAX_REPLAY, http.max_replay,
+	    0, RS_HTTP_MAX_REPLAY),
+	NAMES("idempotency_key", RS_KIND_NAME, RS_KEY_HTTP_IDEMPOTENCY_KEY,
+	    http.idempotency_key, key_modes, "off or inject"),
+};
+static const struct rs_keytab http_keys = TABLE(http_rows);
+
 static const struct rs_keydef settings_rows[] = {
 	{ ROW("match", RS_KIND_MATCH, 0, 0, 0, 0), .host_only = true },
 	DUR("connect_timeout", RS_KEY_CONNECT_TIMEOUT, connect_timeout_ms, 1,
@@ -68,13 +87,17 @@ static const struct rs_keydef settings_rows[] = {
 	    DAY_MS, true),
 	NUM("attempts", RS_KIND_UINT, RS_KEY_ATTEMPTS, attempts, 1, 10),
 	NAMES("retry_on", RS_KIND_CLASSES, RS_KEY_RETRY_ON, retry_on, classes,
-	    "refused, timeout, unreachable or reset"),
+	    "refused, timeout, unreachable, reset or dns"),
 	{ ROW("backoff", RS_KIND_MAP, 0, 0, 0, 0), .sub = &backoff_keys },
 	DUR("connect_budget", RS_KEY_CONNECT_BUDGET, connect_budget_ms, 1,
 	    DAY_MS, true),
 	{ ROW("retry_budget", RS_KIND_MAP, 0, 0, 0, 0), .sub = &budget_keys },
 	{ ROW("passthrough", RS_KIND_BOOL, RS_KEY_PASSTHROUGH,
 	    OFF(passthrough), 0, 0), .host_only = true },
+	{ ROW("http", RS_KIND_MAP, RS_KEY_HTTP, OFF(http.enabled), 0, 0),
+	  .sub = &http_keys, .off_ok = true },
+	NAMES("failover", RS_KIND_NAME, RS_KEY_FAILOVER, failover, switches,
+	    "on or off"),
 	{ ROW("deadline_header", RS_KIND_HEADER, RS_KEY_DEADLINE_HEADER,
 	    OFF(deadline_header), 0, 0) },
 };

@@ -23,6 +23,7 @@ enum rs_key_kind {
 	RS_KIND_MAP,		/* a nested mapping, checked against sub */
 	RS_KIND_BOOL,		/* true or false */
 	RS_KIND_MATCH,		/* a rule's `match:`, parsed by the caller */
+	RS_KIND_STATUSES,	/* a list of HTTP status codes, a bit set */
 	RS_KIND_HEADER,		/* a header name, or `off` (stored as "") */
 };
 
@@ -34,7 +35,8 @@ struct rs_keydef {
 	unsigned bit;			/* enum rs_key (policy.h) */
 	size_t off;			/* into struct rs_settings */
 	double min, max;		/* durations in ms, numbers */
-	bool off_ok;			/* durations: `off` is allowed */
+	bool off_ok;			/* durations, MAP: `off` is allowed
+					   (a MAP's off is a bool at off) */
 	bool host_only;			/* refused under `defaults:` */
 	const char *const *names;	/* NAME, CLASSES: index = value */
 	size_t nnames;

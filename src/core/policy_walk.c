@@ -95,7 +95,7 @@ static int parse_number(struct rs_yload *l, const char *key,
 	}
 	*v = strtod(val->value, NULL);
 	if (*v < lo || *v > hi) {
-		rs_ydoc_err(l, val, "'%s' must be between %g and %g, got %s",
+		rs_ydoc_err(l, val, "'%s' must be between %.15g and %.15g, got %s",
 		    key, lo, hi, val->value);
 		return -ERANGE;
 	}
@@ -148,6 +148,65 @@ static void apply_classes(struct rs_walk *w, const struct rs_keydef *f,
 	}
 	if (ok)
 		store_u32(w, f, bits);
+}
+
+/* retry_on_status: a list of status codes, [] included (no retries). */
+static void apply_statuses(struct rs_walk *w, const struct rs_keydef *f,
+    const struct rs_ynode *val)
+{
+	uint64_t bits[10] = { 0 };
+	bool ok = true;
+	double v;
+
+	if (val->type != RS_YNODE_SEQ) {
+		rs_ydoc_err(w->l, val, "'%s' must be a list, like [429, 503]",
+		    f->name);
+		return;
+	}
+	for (size_t i = 0; i < val->nkids; i++) {
+		const struct rs_ynode *it = val->kids[i];
+		unsigned c;
+
+		if (!rs_ydoc_want_scalar(w->l, f->name, it) ||
+		    parse_number(w->l, f->name, it, true, f->min, f->max,
+		    &v) < 0) {
+			ok = false;
+			continue;
+		}
+		c = (unsigned)v;
+		if (bits[c / 64] & (UINT64_C(1) << (c % 64)))
+			rs_ydoc_err(w->l, it, "%u is listed twice in %s", c,
+			    f->name);
+		bits[c / 64] |= UINT64_C(1) << (c % 64);
+	}
+	if (!ok)
+		return;
+	memcpy((char *)w->s + f->off, bits, sizeof(bits));
+	w->set |= f->bit;
+}
+
+/*
+ * A nested mapping; one that may be `off` (http:) keeps a bool at f->off
+ * saying whether it is on.
+ */
+static void apply_map(struct rs_walk *w, const struct rs_keydef *f,
+    const struct rs_ynode *val)
+{
+	bool on = true;
+
+	if (f->off_ok && val->type == RS_YNODE_SCALAR && !val->quoted &&
+	    !strcmp(val->value, "off"))
+		on = false;
+	else if (val->type == RS_YNODE_MAP)
+		walk_map(w, val, f->sub);
+	else if (val->type != RS_YNODE_IGNORED)
+		rs_ydoc_err(w->l, val, "'%s' must be a mapping%s, not a %s",
+		    f->name, f->off_ok ? " or off" : "",
+		    rs_ydoc_type_name(val));
+	if (f->off_ok && (val->type == RS_YNODE_MAP || !on)) {
+		memcpy((char *)w->s + f->off, &on, sizeof(on));
+		w->set |= f->bit;
+	}
 }
 
 static void apply_bool(struct rs_walk *w, const struct rs_keydef *f,
@@ -237,12 +296,10 @@ static void apply(struct rs_walk *w, const struct rs_keydef *f,
 		w->match_val = val;
 	} else if (f->kind == RS_KIND_CLASSES) {
 		apply_classes(w, f, val);
+	} else if (f->kind == RS_KIND_STATUSES) {
+		apply_statuses(w, f, val);
 	} else if (f->kind == RS_KIND_MAP) {
-		if (val->type == RS_YNODE_MAP)
-			walk_map(w, val, f->sub);
-		else if (val->type != RS_YNODE_IGNORED)
-			rs_ydoc_err(w->l, val, "'%s' must be a mapping, not "
-			    "a %s", f->name, rs_ydoc_type_name(val));
+		apply_map(w, f, val);
 	} else if (rs_ydoc_want_scalar(w->l, f->name, val)) {
 		apply_scalar(w, f, val);
 	}

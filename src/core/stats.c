@@ -1,8 +1,13 @@
 /*
- * stats.c - per-rule counters, summarised in one log line at exit.
+ * stats.c - per-rule counters: this process's, summarised in one log line
+ * at exit, and the machine-wide ones in the shared segment of the policy.
  *
- * The array is allocated once at start-up and never freed: a destructor or
- * another thread may still count while the process exits.
+ * The arrays are allocated once at start-up and never freed: a destructor
+ * or another thread may still count while the process exits.  The shared
+ * counters of a rule are found on its first count (the segment is mapped
+ * then, machine.h) and remembered in `shared`; a rule for which the
+ * segment has no room left is remembered as `no_room`, so that it is not
+ * searched for again.
  */
 #include "stats.h"
 
@@ -11,9 +16,16 @@
 #include <stdlib.h>
 
 #include "log.h"
+#include "machine.h"
+#include "shm.h"
+
+_Static_assert(RS_STAT_COUNT <= RS_SHM_COUNTERS,
+    "the shared segment has no room for every counter");
 
 static const struct rs_policy *policy;
 static uint64_t (*counters)[RS_STAT_COUNT];
+static struct rs_shm_metric **shared;
+static struct rs_shm_metric no_room;
 
 static const char *const names[RS_STAT_COUNT] = {
 	"connects", "connect_attempts", "retries", "timeouts", "give_ups",
@@ -22,22 +34,57 @@ static const char *const names[RS_STAT_COUNT] = {
 	"deadline_headers",
 };
 
+const char *rs_stats_name(enum rs_stat k)
+{
+	return (unsigned)k < RS_STAT_COUNT ? names[k] : NULL;
+}
+
 int rs_stats_init(const struct rs_policy *p)
 {
+	shared = calloc(p->nrules + 1, sizeof(*shared));
 	counters = calloc(p->nrules + 1, sizeof(*counters));
-	if (!counters)
+	if (!counters || !shared) {
+		free(shared);
+		free(counters);
+		shared = NULL;
+		counters = NULL;
 		return -12; /* -ENOMEM */
+	}
 	policy = p;
 	return 0;
 }
 
+/*
+ * Returns rule i's counters in the shared segment, or NULL.  Two threads
+ * may both look a rule up the first time; they find the same slot.
+ */
+static struct rs_shm_metric *shared_of(size_t i, const struct rs_rule *rule)
+{
+	struct rs_shm_metric *m = __atomic_load_n(&shared[i],
+	    __ATOMIC_ACQUIRE);
+	struct rs_shm_table *t;
+
+	if (m)
+		return m == &no_room ? NULL : m;
+	t = rs_machine_table(policy);
+	if (!t)
+		return NULL;
+	m = rs_shm_metric(t, rule);
+	__atomic_store_n(&shared[i], m ? m : &no_room, __ATOMIC_RELEASE);
+	return m;
+}
+
 void rs_stats_add(const struct rs_rule *rule, enum rs_stat k)
 {
+	struct rs_shm_metric *m;
+
 	if (!counters)
 		return;
 	size_t i = rule ? (size_t)(rule - policy->rules) + 1 : 0;
 
 	__atomic_fetch_add(&counters[i][k], 1, __ATOMIC_RELAXED);
+	if ((m = shared_of(i, rule)))
+		__atomic_fetch_add(&m->count[k], 1, __ATOMIC_RELAXED);
 }
 
 /*

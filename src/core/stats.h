@@ -1,10 +1,15 @@
 /*
- * stats.h - per-rule counters, summarised in one log line at exit.
+ * stats.h - per-rule counters, summarised in one log line at exit and
+ * kept machine-wide in the user's shared segment of the policy file
+ * (SPEC 11), which `resolute stats` reads.
  *
  * Counters are indexed by rule: 0 for the defaults, i + 1 for host rule i.
- * Updates are relaxed atomic increments, safe from any thread and cheap
- * enough for the connect path (they are never touched by reads or writes
- * that do not time out).
+ * Updates are relaxed atomic increments, safe from any thread and from
+ * many processes.  rs_stats_add() may map the segment on its first call
+ * (a few system calls), so it is called only where the caller has just
+ * paid system calls anyway: connects, their attempts and timeouts, never
+ * reads or writes that do not time out.  The enum only grows at its end:
+ * its order is the layout of the shared counters.
  */
 #ifndef RS_STATS_H
 #define RS_STATS_H
@@ -35,8 +40,12 @@ enum rs_stat {
  */
 int rs_stats_init(const struct rs_policy *p);
 
-/* Adds one to counter k of rule (NULL: the defaults). */
+/* Adds one to counter k of rule (NULL: the defaults), in this process
+   and in the shared segment. */
 void rs_stats_add(const struct rs_rule *rule, enum rs_stat k);
+
+/* Returns the name of counter k ("connects", ...), or NULL. */
+const char *rs_stats_name(enum rs_stat k);
 
 /* Logs one info line per rule that saw traffic (the exit summary). */
 void rs_stats_log_summary(void);

@@ -67,7 +67,11 @@ static int resume_existing(int fd, struct rs_fd *e, const struct sockaddr *sa,
 		int err = rs_connect_take_error(e);
 
 		rs_fd_forget(fd);
-		return err > 0 ? -err : 1;
+		/* Once its error was reported, Linux answers a connect() on
+		   the failed TCP socket with ECONNABORTED. */
+		if (err > 0)
+			return -err;
+		return e->addr.ss_family == AF_UNIX ? 1 : -ECONNABORTED;
 	}
 	case RS_FD_CONNECTED:
 		return real_connect(fd, sa, len);

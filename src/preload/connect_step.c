@@ -3,9 +3,10 @@
  * their outcome, the decision to retry, and the log lines about them.
  *
  * Each attempt is a non-blocking kernel connect, so that its timeout is
- * ours to keep precisely.  A failed attempt is dissolved with
- * connect(AF_UNSPEC), after which Linux accepts a new connect on the same
- * socket (after a refusal, an unreachable error and an aborted SYN_SENT
+ * ours to keep precisely, and its outcome is what the kernel says when the
+ * library looks (outcome.c), not the clock.  A failed attempt is dissolved
+ * with connect(AF_UNSPEC), after which Linux accepts a new connect on the
+ * same socket (after a refusal, an unreachable error and an aborted SYN_SENT
  * alike), so the program's descriptor, options, bindings and epoll
  * registrations all survive the retries.  Nothing here waits: a step
  * makes non-blocking system calls only (connect_wait.c and the waits
@@ -24,7 +25,9 @@
 #include "clock.h"
 #include "dest.h"
 #include "log.h"
+#include "outcome.h"
 #include "real.h"
+#include "retarget.h"
 #include "rng.h"
 #include "runtime.h"
 #include "stats.h"
@@ -109,22 +112,6 @@ static void log_attempt(enum rs_log_level lv, const struct rs_fd *e, int err,
 }
 
 /*
- * Undoes a failed attempt so that the socket can connect again.  For TCP an
- * attempt still in SYN_SENT must be aborted; after a refusal the socket is
- * already closed and AF_UNSPEC is harmless.  Unix sockets never stay half
- * connected.
- */
-static void dissolve(int fd, const struct rs_fd *e)
-{
-	struct sockaddr sa = { .sa_family = AF_UNSPEC };
-	int save = errno;
-
-	if (e->addr.ss_family != AF_UNIX)
-		rs_real_connect(fd, &sa, sizeof(sa));
-	errno = save;
-}
-
-/*
  * The kernel's own safety net: while attempts are under way, TCP gives up a
  * connect by itself shortly after connect_timeout (TCP_USER_TIMEOUT covers
  * SYN retransmissions too), so that a wait the library cannot see -- an
@@ -167,6 +154,7 @@ static void conclude(int fd, struct rs_fd *e, int err, int64_t now)
 	safety_net(fd, e, false);
 	errno = save;
 	if (err == 0) {
+		rs_retarget_note(e, 0, now);
 		rs_fd_touch(e, now);
 		rs_fd_set_state(e, RS_FD_CONNECTED);
 		if (e->attempt > 1)
@@ -190,7 +178,9 @@ static void after_failure(int fd, struct rs_fd *e, int err, int64_t now)
 
 	if (cls == RS_CLASS_TIMEOUT)
 		rs_stats_add(e->rule, RS_STAT_TIMEOUTS);
-	dissolve(fd, e);
+	if (cls != RS_CLASS_NONE)
+		rs_retarget_note(e, err, now);
+	rs_outcome_dissolve(fd, e->addr.ss_family, err);
 	if (!(cls & s->retry_on) || e->attempt >= s->attempts) {
 		bool retried = e->attempt > 1;
 
@@ -251,33 +241,45 @@ static void start_attempt(int fd, struct rs_fd *e, int64_t now)
 {
 	uint32_t ct = e->settings->connect_timeout_ms;
 
+	if (e->attempt > 0)
+		rs_retarget_next(fd, e, now);
 	e->attempt++;
 	rs_stats_add(e->rule, RS_STAT_ATTEMPTS);
 	e->attempt_deadline_ms = ct == RS_OFF ? e->deadline_ms :
 	    rs_clock_min(now + ct, e->deadline_ms);
 	rs_fd_set_state(e, RS_FD_CONNECTING);
-	safety_net(fd, e, true);
 	if (rs_real_connect(fd, (struct sockaddr *)&e->addr, e->addrlen) == 0)
 		conclude(fd, e, 0, now);
 	else if (errno != EINPROGRESS)
 		after_failure(fd, e, errno, now);
+	else if (e->nonblocking || e->blocking_interrupted)
+		/*
+		 * Only an attempt that has to wait, in a wait the library
+		 * may not see, needs the net: a blocking connect waits in
+		 * the library itself.  TCP reads the value at each SYN
+		 * retransmission, so setting it once the SYN is out counts.
+		 */
+		safety_net(fd, e, true);
 }
 
-/* Returns 0 when connected, 1 while in progress, or an errno value. */
-static int attempt_result(int fd)
+/*
+ * Ends the attempt in flight as the kernel says, and by the clock only when
+ * the kernel says it is still under way: a socket found established is
+ * connected however late the program looks.  Returns whether it ended.
+ */
+static bool judge_attempt(int fd, struct rs_fd *e, int64_t now)
 {
-	int err = 0;
-	socklen_t len = sizeof(err);
-	struct sockaddr_storage peer;
-	socklen_t plen = sizeof(peer);
+	int r = rs_outcome_attempt(fd, e->addr.ss_family);
 
-	if (rs_real_getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
-		return errno;
-	if (err)
-		return err;
-	if (getpeername(fd, (struct sockaddr *)&peer, &plen) == 0)
-		return 0;
-	return errno == ENOTCONN ? 1 : errno;
+	if (r == 0)
+		conclude(fd, e, 0, now);
+	else if (r != 1)
+		after_failure(fd, e, r, now);
+	else if (now >= e->attempt_deadline_ms)
+		after_failure(fd, e, ETIMEDOUT, now);
+	else
+		return false;
+	return true;
 }
 
 /* What the connect wants, read from its state alone. */
@@ -313,18 +315,10 @@ enum rs_connect_want rs_connect_step(int fd, struct rs_fd *e, int ready,
 			ready = 0;
 			continue;
 		}
-		if (st == RS_FD_CONNECTING && ready) {
-			int r = attempt_result(fd);
-
+		if (st == RS_FD_CONNECTING &&
+		    (ready || now >= e->attempt_deadline_ms) &&
+		    judge_attempt(fd, e, now)) {
 			ready = 0;
-			if (r == 0)
-				conclude(fd, e, 0, now);
-			else if (r != 1)
-				after_failure(fd, e, r, now);
-			continue;
-		}
-		if (st == RS_FD_CONNECTING && now >= e->attempt_deadline_ms) {
-			after_failure(fd, e, ETIMEDOUT, now);
 			continue;
 		}
 		break;
@@ -353,6 +347,19 @@ short rs_connect_revents(const struct rs_fd *e)
 	if (rs_fd_state(e) == RS_FD_FAILED)
 		return POLLOUT | POLLERR | POLLHUP;
 	return POLLOUT;
+}
+
+int rs_connect_so_error(int fd, struct rs_fd *e)
+{
+	enum rs_fd_state st = rs_fd_state(e);
+
+	if (st == RS_FD_CONNECTING || st == RS_FD_BACKOFF) {
+		rs_connect_step(fd, e, 1, rs_clock_now_ms());
+		st = rs_fd_state(e);
+		if (st == RS_FD_CONNECTING || st == RS_FD_BACKOFF)
+			return 0;
+	}
+	return rs_connect_take_error(e);
 }
 
 int rs_connect_take_error(struct rs_fd *e)

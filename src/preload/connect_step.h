@@ -51,6 +51,14 @@ short rs_connect_revents(const struct rs_fd *e);
  */
 int rs_connect_take_error(struct rs_fd *e);
 
+/*
+ * getsockopt(SO_ERROR) on a managed socket: while its logical connect goes
+ * on, takes one step and returns 0 (in progress, as the kernel would say),
+ * leaving the kernel's pending error to the library; once it failed, the
+ * error, once; -1 when the real getsockopt should answer.
+ */
+int rs_connect_so_error(int fd, struct rs_fd *e);
+
 /* Returns the failure class of errno err for a socket of family. */
 unsigned rs_connect_classify(int err, int family);
 

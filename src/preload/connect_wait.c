@@ -116,9 +116,13 @@ int rs_connect_run_blocking(int fd, struct rs_fd *e, int flags)
  */
 int rs_connect_settle(int fd, struct rs_fd *e, bool may_block)
 {
-	if (!may_block) {
+	/* A failed connect has nothing left to drive: its error goes to
+	   the first read or write, as the kernel's does. */
+	bool failed = rs_fd_state(e) == RS_FD_FAILED;
+
+	if (!failed && !may_block) {
 		rs_connect_step(fd, e, 1, rs_clock_now_ms());
-	} else {
+	} else if (!failed) {
 		int r = rs_connect_wait(fd, e);
 
 		if (r < 0)

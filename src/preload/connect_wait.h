@@ -36,7 +36,8 @@ int rs_connect_wait(int fd, struct rs_fd *e);
  * can go before a read or write; may_block is false for a non-blocking
  * call.  Returns 0 when connected, 1 when the real call should answer (the
  * connect failed and its error was already taken), -EAGAIN while it is
- * still under way (as the kernel says), or another -errno.
+ * still under way (as the kernel says), or another -errno: for a failed
+ * connect (FAILED), its error the first time.
  */
 int rs_connect_settle(int fd, struct rs_fd *e, bool may_block);
 

@@ -2,8 +2,9 @@
  * dest.h - a managed socket's destination as log lines show it, and the
  * structured log fields every engine's message about a socket starts from.
  *
- * Thread-safe: reads the entry's address and host only (both are fixed
- * while the entry is managed).
+ * Thread-safe: reads the entry's address and host only.  The host is fixed
+ * while the entry is managed; the address changes only between attempts,
+ * when failover moves it, under the entry's lock as the step that logs.
  */
 #ifndef RS_DEST_H
 #define RS_DEST_H

@@ -1,12 +1,7 @@
 /*
- * epolltrack.c - records the program's epoll registrations of sockets whose
- * connect the library drives, and keeps the records in step with
- * connect() and close().
- *
- * The kernel decides every epoll_ctl first; the record follows.  While
- * the library holds the kernel registration (a pending connect, a
- * read/write deadline), a MOD or DEL changes the record only.  The table
- * itself is epollrec.c; the waits are epollwait.c.
+ * epolltrack.c - epoll_ctl and the descriptor lifecycle for the records
+ * of epollinst.h, and the one function that brings a record in line with
+ * its socket's state (used by the waits too).
  */
 #include "epolltrack.h"
 
@@ -14,14 +9,165 @@
 #include <sys/socket.h>
 
 #include "clock.h"
-#include "epollrec.h"
+#include "connect_step.h"
 #include "fdtable.h"
+#include "io_timeout.h"
+#include "real.h"
 #include "runtime.h"
+
+/* The poll events a program's epoll registration waits for. */
+static short io_events(uint32_t events)
+{
+	return (short)(events & (EPOLLIN | EPOLLOUT));
+}
+
+/*
+ * Returns whether the program's registration must stay out of the kernel:
+ * a one-shot that fired, or an edge-triggered one whose failure was
+ * reported (its edge has been delivered).
+ */
+static bool withdrawn(const struct rs_ept_record *r)
+{
+	return r->disarmed || (r->reported && (r->events & EPOLLET));
+}
+
+/* A pending connect: the kernel watches for its attempt, or nothing. */
+static void sync_pending(struct rs_ept_instance *i, struct rs_ept_record *r,
+    struct rs_fd *e, enum rs_connect_want w, int64_t *next)
+{
+	r->reported = false;
+	rs_epi_set_kernel(i, r, w == RS_WANT_WRITABLE ? RS_EPT_TAGGED :
+	    RS_EPT_ABSENT);
+	rs_epi_timer(i, r, RS_NEVER);
+	rs_epi_pend(i, r);
+	*next = rs_clock_min(*next, rs_connect_next_ms(e));
+}
+
+/*
+ * Reports the failure of r's connect, once.  The kernel registration
+ * stays away until the next wait, so that this one does not report the
+ * dead socket twice; then a level-triggered one goes back and goes on
+ * reporting it from the kernel, as Linux does.
+ */
+static uint32_t report_failure(struct rs_ept_instance *i,
+    struct rs_ept_record *r)
+{
+	r->reported = true;
+	r->disarmed = (r->events & EPOLLONESHOT) != 0;
+	rs_epi_set_kernel(i, r, RS_EPT_ABSENT);
+	r->restore = !withdrawn(r);
+	if (r->restore)
+		rs_epi_pend(i, r);
+	else
+		rs_epi_unpend(i, r);
+	return (r->events & EPOLLOUT) | EPOLLERR | EPOLLHUP;
+}
+
+/*
+ * The kernel reported the completion of r's connect to us, in a wait: the
+ * program must see it in this same wait, with its own mask, whatever else
+ * is ready (for EPOLLET and EPOLLONESHOT too: the edge will not come
+ * again).  A one-shot that fires is withdrawn until the program re-arms.
+ */
+static uint32_t report_connected(struct rs_ept_instance *i,
+    struct rs_ept_record *r)
+{
+	uint32_t rev = r->events & EPOLLOUT;
+
+	if (rev && (r->events & EPOLLONESHOT)) {
+		r->disarmed = true;
+		rs_epi_set_kernel(i, r, RS_EPT_ABSENT);
+	} else if (!withdrawn(r)) {
+		rs_epi_set_kernel(i, r, RS_EPT_PROGRAM);
+	}
+	return rev;
+}
+
+/* The timer of a connected socket: its read or write deadline. */
+static void sync_timer(struct rs_ept_instance *i, struct rs_ept_record *r,
+    struct rs_fd *e, int64_t now)
+{
+	short io = io_events(r->events);
+	int64_t dl = RS_NEVER;
+
+	/* An unread clock counts as 0: a timeout already reported is then
+	   due at once, as it should be. */
+	if (e && rs_fd_state(e) == RS_FD_CONNECTED && io && !r->disarmed)
+		dl = rs_io_wait_deadline(e, io, now < 0 ? 0 : now);
+	rs_epi_timer(i, r, dl);
+}
+
+uint32_t rs_ept_sync(struct rs_ept_instance *i, struct rs_ept_record *r,
+    int ready, bool in_wait, int64_t now, int64_t *next)
+{
+	struct rs_fd *e = rs_fd_get(r->fd);
+	enum rs_fd_state st = e ? rs_fd_state(e) : RS_FD_NONE;
+	uint32_t rev = 0;
+
+	if (st == RS_FD_CONNECTING || st == RS_FD_BACKOFF) {
+		if (now == RS_EPT_NOW_UNREAD)
+			now = rs_clock_now_ms();
+		enum rs_connect_want w = rs_connect_step(r->fd, e, ready, now);
+
+		if (w != RS_WANT_NOTHING) {
+			sync_pending(i, r, e, w, next);
+			return 0;
+		}
+		st = rs_fd_state(e);
+		if (st == RS_FD_CONNECTED && ready && in_wait)
+			rev = report_connected(i, r);
+	}
+	if (st == RS_FD_FAILED && !r->reported && e->final_error) {
+		if (in_wait)
+			return report_failure(i, r);
+		/* Held for the next wait; meanwhile the kernel's registration
+		   stays away (a one-shot would fire on the dead socket and be
+		   spent, a level-triggered one report it without EPOLLERR). */
+		rs_epi_set_kernel(i, r, RS_EPT_ABSENT);
+		rs_epi_pend(i, r);
+		return 0;
+	}
+	if (r->restore && !in_wait)
+		return 0;
+	r->restore = false;
+	rs_epi_unpend(i, r);
+	if (!rev)
+		rs_epi_set_kernel(i, r, withdrawn(r) ? RS_EPT_ABSENT :
+		    RS_EPT_PROGRAM);
+	sync_timer(i, r, e, now);
+	return rev;
+}
+
+/* ---- epoll_ctl ---- */
+
+/*
+ * Returns whether e is a connected socket the waits have nothing to do
+ * for: no read or write timeout, no process deadline.  Its registrations
+ * need no record (the default policy's steady state).
+ */
+static bool idle_socket(const struct rs_fd *e)
+{
+	const struct rs_settings *s = e->settings;
+
+	return rs_fd_state(e) == RS_FD_CONNECTED &&
+	    s->read_timeout_ms == RS_OFF && s->write_timeout_ms == RS_OFF &&
+	    rs_io_process_deadline() == RS_NEVER;
+}
+
+/* A record whose socket needs nothing from the waits any more. */
+static bool useless(const struct rs_ept_record *r)
+{
+	struct rs_fd *e = rs_fd_get(r->fd);
+
+	return e && idle_socket(e) && r->kmode == RS_EPT_PROGRAM &&
+	    !r->pending && !rs_heap_queued(&r->timer);
+}
 
 /*
  * Returns whether fd is worth recording: managed already, or a socket
  * that is not connected yet (a later connect() may be managed).  One
- * getpeername per registration; connected and non-socket fds are left out.
+ * getpeername per registration of an unmanaged descriptor; connected and
+ * non-socket ones are left out.
  */
 static bool worth_recording(int fd)
 {
@@ -31,35 +177,62 @@ static bool worth_recording(int fd)
 	int save = errno;
 	bool yes;
 
+	struct rs_fd *e;
+
 	if (rt && !rt->active)
 		return false;
-	if (rs_fd_get(fd))
-		return true;
+	if ((e = rs_fd_get(fd)))
+		return !idle_socket(e);
 	yes = getpeername(fd, (struct sockaddr *)&ss, &len) < 0 &&
 	    errno == ENOTCONN;
 	errno = save;
 	return yes;
 }
 
+/*
+ * EPOLL_CTL_ADD of a descriptor that needs no record.  A record the
+ * instance still has for its number describes a file closed behind our
+ * back (the kernel accepted the ADD): it must not act on this one.
+ */
+static int add_unrecorded(int epfd, int fd, struct epoll_event *ev)
+{
+	struct rs_ept_instance *i = rs_epi_find(epfd);
+	int r = rs_epi_kctl(epfd, EPOLL_CTL_ADD, fd, ev->events, ev->data);
+	struct rs_ept_record *g;
+
+	if (r < 0 || !i || !__atomic_load_n(&i->nrecords, __ATOMIC_ACQUIRE))
+		return r;
+	pthread_mutex_lock(&i->lock);
+	if ((g = rs_epi_record(i, fd)))
+		rs_epi_drop(i, g);
+	pthread_mutex_unlock(&i->lock);
+	return r;
+}
+
 /* EPOLL_CTL_ADD: the kernel decides, then the record follows. */
 static int ctl_add(int epfd, int fd, struct epoll_event *ev)
 {
-	struct rs_ept_record *g;
+	struct rs_ept_instance *i;
+	int64_t next = RS_NEVER;
 
 	if (!worth_recording(fd))
-		return rs_eptrec_kctl(epfd, EPOLL_CTL_ADD, fd, ev->events,
+		return add_unrecorded(epfd, fd, ev);
+	if (!(i = rs_epi_get(epfd)))
+		return rs_epi_kctl(epfd, EPOLL_CTL_ADD, fd, ev->events,
 		    ev->data);
-	rs_eptrec_lock();
-	int r = rs_eptrec_kctl(epfd, EPOLL_CTL_ADD, fd, ev->events, ev->data);
+	pthread_mutex_lock(&i->lock);
+	int r = rs_epi_kctl(epfd, EPOLL_CTL_ADD, fd, ev->events, ev->data);
+	struct rs_ept_record *g;
 
-	if (r == 0 && (g = rs_eptrec_get(epfd, fd))) {
+	/* A record kept after a DEL, or left from a number closed behind
+	   our back, is reused. */
+	if (r == 0 && (g = rs_epi_add(i, fd))) {
 		g->events = ev->events;
 		g->data = ev->data;
 		g->kmode = RS_EPT_PROGRAM;
-		g->disarmed = false;
-		rs_eptrec_refresh(g, rs_clock_now_ms());
+		rs_ept_sync(i, g, 0, false, RS_EPT_NOW_UNREAD, &next);
 	}
-	rs_eptrec_unlock();
+	pthread_mutex_unlock(&i->lock);
 	return r;
 }
 
@@ -67,101 +240,125 @@ static int ctl_add(int epfd, int fd, struct epoll_event *ev)
  * EPOLL_CTL_MOD and DEL of a recorded fd: while the library holds the
  * kernel registration, only the record changes.
  */
-static int ctl_recorded(struct rs_ept_record *g, int op, struct epoll_event *ev)
+static int ctl_recorded(struct rs_ept_instance *i, struct rs_ept_record *g,
+    int op, struct epoll_event *ev)
 {
+	int64_t next = RS_NEVER;
 	int r = 0;
 
 	if (op == EPOLL_CTL_DEL) {
 		if (g->kmode != RS_EPT_ABSENT)
-			r = rs_eptrec_kctl(g->epfd, op, g->fd, 0, g->data);
-		rs_eptrec_drop(g);
+			r = rs_epi_kctl(i->epfd, op, g->fd, 0, g->data);
+		rs_epi_idle(i, g);
 		return r == -ENOENT ? 0 : r;
 	}
 	if (g->kmode == RS_EPT_PROGRAM &&
-	    (r = rs_eptrec_kctl(g->epfd, op, g->fd, ev->events, ev->data)) < 0)
+	    (r = rs_epi_kctl(i->epfd, op, g->fd, ev->events, ev->data)) < 0)
 		return r;
 	g->events = ev->events;
 	g->data = ev->data;
-	g->disarmed = g->reported = false;
-	if (g->kmode == RS_EPT_TAGGED)
-		g->kevents = 0;	/* re-arm a tagged one-shot registration */
-	/* A one-shot or failed registration the library had withdrawn. */
-	if (!g->active && g->kmode == RS_EPT_ABSENT) {
-		g->kmode = RS_EPT_PROGRAM;
-		r = rs_eptrec_kctl(g->epfd, EPOLL_CTL_ADD, g->fd, ev->events,
-		    ev->data);
-	}
-	rs_eptrec_refresh(g, rs_clock_now_ms());
+	g->disarmed = g->reported = g->restore = false;
+	rs_ept_sync(i, g, 0, false, RS_EPT_NOW_UNREAD, &next);
+	if (useless(g))
+		rs_epi_drop(i, g);
 	return r;
 }
 
 int rs_ept_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
+	struct rs_ept_instance *i;
+	struct rs_ept_record *g;
+
 	if (!ev && op != EPOLL_CTL_DEL)
 		return -EFAULT;
 	if (op == EPOLL_CTL_ADD)
 		return ctl_add(epfd, fd, ev);
-	if (rs_eptrec_count() == 0)
-		return rs_eptrec_kctl(epfd, op, fd, ev ? ev->events : 0,
+	if (!rs_epi_total() || !(i = rs_epi_find(epfd)) ||
+	    !__atomic_load_n(&i->nrecords, __ATOMIC_ACQUIRE))
+		return rs_epi_kctl(epfd, op, fd, ev ? ev->events : 0,
 		    ev ? ev->data : (epoll_data_t){ 0 });
-	rs_eptrec_lock();
-	struct rs_ept_record *g = rs_eptrec_find(epfd, fd);
-	int r = g ? ctl_recorded(g, op, ev) : rs_eptrec_kctl(epfd, op, fd,
-	    ev ? ev->events : 0, ev ? ev->data : (epoll_data_t){ 0 });
+	pthread_mutex_lock(&i->lock);
+	int r = (g = rs_epi_record(i, fd)) && g->live ?
+	    ctl_recorded(i, g, op, ev) :
+	    rs_epi_kctl(epfd, op, fd, ev ? ev->events : 0,
+		ev ? ev->data : (epoll_data_t){ 0 });
 
-	rs_eptrec_unlock();
+	pthread_mutex_unlock(&i->lock);
 	return r;
 }
 
+/* ---- connect() and close() ---- */
+
 void rs_ept_fd_changed(int fd)
+{
+	int64_t next = RS_NEVER;
+	int save = errno;
+
+	if (!rs_epi_total())
+		return;
+	for (struct rs_ept_instance *i = rs_epi_all(); i; i = i->next) {
+		if (!__atomic_load_n(&i->nrecords, __ATOMIC_ACQUIRE))
+			continue;
+		pthread_mutex_lock(&i->lock);
+		struct rs_ept_record *r = rs_epi_record(i, fd);
+
+		if (r && r->live)
+			rs_ept_sync(i, r, 0, false, rs_clock_now_ms(), &next);
+		pthread_mutex_unlock(&i->lock);
+	}
+	errno = save;
+}
+
+/*
+ * Drops record r.  When restore is true its number still names the file
+ * the record describes, about to be closed: the program's own
+ * registration is put back first, since a dup'd copy may keep the file,
+ * and with it the registration, alive -- a tagged one would then leak the
+ * library's data to the program.  When false, the number was reused
+ * behind our back and the kernel is not touched.
+ */
+static void release(struct rs_ept_instance *i, struct rs_ept_record *r,
+    bool restore)
+{
+	if (restore && r->live && r->kmode != RS_EPT_PROGRAM)
+		rs_epi_set_kernel(i, r, withdrawn(r) ? RS_EPT_ABSENT :
+		    RS_EPT_PROGRAM);
+	rs_epi_drop(i, r);
+}
+
+/* Releases the records of [first, last] and the instances among them. */
+static void drop_range(unsigned first, unsigned last, bool restore)
 {
 	int save = errno;
 
-	if (!rs_eptrec_count())
-		return;
-	rs_eptrec_lock();
-	for (struct rs_ept_instance *i = rs_eptrec_instances(); i;
-	     i = i->next) {
-		struct rs_ept_record *r = rs_eptrec_find(i->epfd, fd);
-
-		if (r)
-			rs_eptrec_refresh(r, rs_clock_now_ms());
+	for (struct rs_ept_instance *i = rs_epi_all(); i; i = i->next) {
+		if (!__atomic_load_n(&i->nrecords, __ATOMIC_ACQUIRE))
+			continue;
+		pthread_mutex_lock(&i->lock);
+		if ((unsigned)i->epfd >= first && (unsigned)i->epfd <= last)
+			rs_epi_clear(i);
+		for (unsigned fd = first; fd <= last && fd < i->cap; fd++)
+			if (i->by_fd[fd])
+				release(i, i->by_fd[fd], restore);
+		pthread_mutex_unlock(&i->lock);
 	}
-	rs_eptrec_unlock();
 	errno = save;
 }
 
 void rs_ept_fd_closed(int fd)
 {
-	if (!rs_eptrec_count() && !rs_eptrec_instances())
-		return;
-	rs_eptrec_lock();
-	if (rs_eptrec_instance(fd))
-		rs_eptrec_forget_instance(fd);
-	for (struct rs_ept_instance *i = rs_eptrec_instances(); i;
-	     i = i->next) {
-		struct rs_ept_record *r = rs_eptrec_find(i->epfd, fd);
-
-		if (r)
-			rs_eptrec_release(r, true);
-	}
-	rs_eptrec_unlock();
+	if (rs_epi_total())
+		drop_range((unsigned)fd, (unsigned)fd, true);
 }
 
 void rs_ept_fd_range_closed(unsigned first, unsigned last)
 {
-	if (!rs_eptrec_count() && !rs_eptrec_instances())
-		return;
-	rs_eptrec_lock();
-	rs_eptrec_drop_range(first, last, true);
-	rs_eptrec_unlock();
+	if (rs_epi_total())
+		drop_range(first, last, true);
 }
 
 void rs_ept_fd_reused(int fd)
 {
-	if (!rs_eptrec_count() && !rs_eptrec_instances())
-		return;
-	rs_eptrec_lock();
-	rs_eptrec_drop_range((unsigned)fd, (unsigned)fd, false);
-	rs_eptrec_unlock();
+	if (rs_epi_total())
+		drop_range((unsigned)fd, (unsigned)fd, false);
 }

@@ -1,16 +1,18 @@
 /*
- * epolltrack.h - epoll registrations of sockets whose connect the library
- * drives.
+ * epolltrack.h - epoll registrations of sockets whose connect or timeouts
+ * the library looks after.
  *
- * epoll_ctl registrations of sockets that may become managed are recorded
- * by (epoll fd, fd).  While a managed connect is pending, the kernel
- * registration is replaced: removed during a backoff (an unconnected TCP
- * socket polls as POLLOUT|POLLHUP, so a level-triggered registration would
- * spin), EPOLLOUT with a tagged data word during an attempt; the program's
- * own registration (events and data) is put back once the connect is over.
- * Connected sockets with read/write timeouts stay tagged so that a wait can
- * tell which descriptor an event belongs to.  Thread-safe: one mutex, never
- * held across a wait.  All results are counts or -errno.
+ * epoll_ctl registrations of sockets that are or may become managed are
+ * recorded per epoll instance (epollinst.h).  The kernel holds the
+ * program's own registration, except while a managed connect is pending:
+ * then it holds nothing during a backoff (an unconnected TCP socket polls
+ * as POLLOUT|POLLHUP, so a level-triggered registration would spin) and
+ * EPOLLOUT with a tagged data word during an attempt; the program's
+ * registration is put back once the connect is over.  A connected socket
+ * with a read or write timeout keeps the program's registration and gets a
+ * timer in its instance, so a request costs the program's epoll_ctl calls
+ * and no more.  Thread-safe (per-instance locks).  Results are counts or
+ * -errno.
  */
 #ifndef RS_EPOLLTRACK_H
 #define RS_EPOLLTRACK_H
@@ -19,8 +21,26 @@
 #include <stdint.h>
 #include <sys/epoll.h>
 
+#include "epollinst.h"
+
 /* epoll_ctl, recording registrations of unconnected or managed sockets. */
 int rs_ept_ctl(int epfd, int op, int fd, struct epoll_event *ev);
+
+/* For rs_ept_sync(): the caller has not read the clock (epoll_ctl on a
+   connected socket needs none, so a request pays for none). */
+#define RS_EPT_NOW_UNREAD (-1)
+
+/*
+ * With i locked: brings record r in line with its socket's state, stepping
+ * a pending connect (ready: the kernel reported the attempt, so the event
+ * was taken from the program), and sets its timer.  When in_wait is true
+ * the caller is a wait that can report: returns the events to report to
+ * the program now (a connect's completion or failure), else 0.  Outside a
+ * wait a failure stays pending for the next one.  Lowers *next to when r
+ * next needs a look.
+ */
+uint32_t rs_ept_sync(struct rs_ept_instance *i, struct rs_ept_record *r,
+    int ready, bool in_wait, int64_t now, int64_t *next);
 
 /* fd's connect state changed (a connect() call): re-check its records. */
 void rs_ept_fd_changed(int fd);

@@ -1,164 +1,215 @@
 /*
- * epollwait.c - epoll waits on instances that hold records the library
- * looks after: pending connects are stepped before the wait, tagged events
- * are translated back to the program's data after it, and read/write
- * deadlines that passed without an event are reported.
+ * epollwait.c - epoll waits over the records of epollinst.h.
  *
- * The table lock is taken before and after the system call, never across
- * it.
+ * Before the kernel wait, under the instance's lock: the pending connects
+ * are stepped (their failures reported), and the timers that fell due
+ * are looked at, earliest first, until one is not due.  A due timer is
+ * checked against its socket's last activity (activity only ever moves a
+ * timeout later, so the heap is updated lazily) and against the socket's
+ * readiness (one zero-timeout poll, only then): data that arrived but was
+ * not read yet is progress, not a timeout.  After the wait, tagged events
+ * (a pending connect's attempt) are translated.  Connected sockets keep
+ * the program's registration, so their events need no translation.
  */
 #include "epollwait.h"
 
 #include <errno.h>
+#include <poll.h>
+#include <stddef.h>
 
 #include "clock.h"
-#include "epollrec.h"
+#include "connect_step.h"
+#include "epollinst.h"
+#include "epolltrack.h"
 #include "fdtable.h"
 #include "io_timeout.h"
 #include "real.h"
 
 bool rs_ept_tracking(void)
 {
-	return rs_eptrec_count() != 0;
+	return rs_epi_total() != 0;
 }
 
 bool rs_ept_busy(int epfd)
 {
 	struct rs_ept_instance *i;
-	bool busy;
 
-	if (!rs_eptrec_active())
+	if (!rs_epi_total() || !(i = rs_epi_find(epfd)))
 		return false;
-	rs_eptrec_lock();
-	busy = (i = rs_eptrec_instance(epfd)) && i->active;
-	rs_eptrec_unlock();
-	return busy;
+	return __atomic_load_n(&i->nbusy, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&i->ntagged, __ATOMIC_ACQUIRE);
+}
+
+static struct rs_ept_record *of_timer(struct rs_heap_node *t)
+{
+	return (struct rs_ept_record *)((char *)t -
+	    offsetof(struct rs_ept_record, timer));
+}
+
+/* Whether fd is ready now for events (a zero-timeout poll). */
+static bool ready_now(int fd, short events)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	int save = errno, n = rs_real_poll(&p, 1, 0);
+
+	errno = save;
+	return n > 0;
 }
 
 /*
- * Steps every active record of epfd before a wait.  Failures to report
- * are written to ev (at most max).  Returns their count; *next is when a
- * record next needs a look, *zero asks for a wait that does not block.
+ * Looks at r, whose timer fell due at now.  Returns the events to report
+ * (a timeout), or 0 after moving the timer on.
  */
-static int step_active_records(int epfd, struct epoll_event *ev, int max,
-    int64_t now, int64_t *next, bool *zero)
+static uint32_t timer_due(struct rs_ept_instance *i, struct rs_ept_record *r,
+    int64_t now)
 {
-	struct rs_ept_instance *i = rs_eptrec_instance(epfd);
-	struct rs_ept_record *r, *an;
+	struct rs_fd *e = rs_fd_get(r->fd);
+	short io = (short)(r->events & (EPOLLIN | EPOLLOUT));
+	int64_t next = RS_NEVER;
+
+	if (!e || rs_fd_state(e) != RS_FD_CONNECTED) {
+		rs_ept_sync(i, r, 0, false, now, &next);
+		return 0;
+	}
+	int64_t dl = rs_io_wait_deadline(e, io, now);
+
+	if (dl > now) {
+		rs_epi_timer(i, r, dl);
+		return 0;
+	}
+	if (ready_now(r->fd, io) && rs_fd_same_socket(e, r->fd)) {
+		/* Bytes arrived (or room did): progress, reported by the
+		   kernel itself. */
+		rs_fd_touch(e, now);
+		rs_epi_timer(i, r, rs_io_wait_deadline(e, io, now));
+		return 0;
+	}
+	uint32_t rev = (uint32_t)rs_io_wait_expired(e, io, now);
+
+	if (r->events & (EPOLLONESHOT | EPOLLET)) {
+		/* Reported once; the program re-arms with EPOLL_CTL_MOD. */
+		r->disarmed = (r->events & EPOLLONESHOT) != 0;
+		if (r->disarmed)
+			rs_epi_set_kernel(i, r, RS_EPT_ABSENT);
+		rs_epi_timer(i, r, RS_NEVER);
+	} else {
+		/* Level-triggered: reported by every wait until read. */
+		rs_epi_timer(i, r, now + 1);
+	}
+	return rev;
+}
+
+/*
+ * Before a wait: steps the pending records and reports due timers into ev
+ * (at most max).  Returns the count; *next is when a record next needs a
+ * look.
+ */
+static int prepare(struct rs_ept_instance *i, struct epoll_event *ev, int max,
+    int64_t now, int64_t *next)
+{
+	struct rs_ept_record *r, *rn;
+	struct rs_heap_node *t;
 	int n = 0;
 
-	for (r = i ? i->active : NULL; r && n < max; r = an) {
-		an = r->anext;
-		uint32_t got = rs_eptrec_sync(r, 0, now, next);
+	for (r = i->pend; r && n < max; r = rn) {
+		rn = r->pnext;
+		uint32_t got = rs_ept_sync(i, r, 0, true, now, next);
 
 		if (got)
 			ev[n++] = (struct epoll_event){ got, r->data };
-		*zero |= r->expire;
 	}
-	*zero |= n > 0 || r != NULL;
+	while (n < max && (t = rs_heap_top(&i->timers)) && t->key <= now) {
+		r = of_timer(t);
+		uint32_t got = timer_due(i, r, now);
+
+		if (got)
+			ev[n++] = (struct epoll_event){ got, r->data };
+	}
+	if ((t = rs_heap_top(&i->timers)))
+		*next = rs_clock_min(*next, t->key);
 	return n;
 }
 
 /*
- * Translates one tagged event from the kernel.  Returns the events to
- * report with the program's data, or 0 when it was internal.
- */
-static uint32_t translate_one(int epfd, struct epoll_event *e, int64_t now)
-{
-	int fd = (int)(uint32_t)e->data.u64;
-	struct rs_ept_record *r = rs_eptrec_find(epfd, fd);
-	struct rs_fd *f = rs_fd_get(fd);
-	int64_t next = RS_NEVER;
-
-	if (!r || r->kmode != RS_EPT_TAGGED)
-		return 0;
-	e->data = r->data;
-	if (f && rs_fd_state(f) == RS_FD_CONNECTED && r->kevents == r->events) {
-		r->seen = true;
-		if (r->events & EPOLLONESHOT)
-			r->disarmed = true;
-		return e->events;
-	}
-	return rs_eptrec_sync(r, 1, now, &next);
-}
-
-/*
  * Rewrites the kernel's n events in place: tagged ones are translated or
- * dropped.  Then, when expire is true (after a wait this call prepared),
- * reports read/write deadlines that passed without an event.
- * Returns the number of events kept.
+ * dropped.  Returns the number kept.
  */
-static int translate_events(int epfd, struct epoll_event *ev, int n, int max,
-    bool expire, int64_t now)
+static int translate(struct rs_ept_instance *i, struct epoll_event *ev, int n,
+    int64_t now)
 {
+	int64_t next = RS_NEVER;
 	int k = 0;
 
 	for (int j = 0; j < n; j++) {
 		struct epoll_event e = ev[j];
 
-		if ((e.data.u64 & RS_EPT_TAG_MASK) == RS_EPT_TAG &&
-		    !(e.events = translate_one(epfd, &e, now)))
-			continue;
+		if ((e.data.u64 & RS_EPT_TAG_MASK) == RS_EPT_TAG) {
+			struct rs_ept_record *r = i ? rs_epi_record(i,
+			    (int)(uint32_t)e.data.u64) : NULL;
+
+			if (!r || r->kmode != RS_EPT_TAGGED ||
+			    !(e.events = rs_ept_sync(i, r, 1, true, now, &next)))
+				continue;
+			e.data = r->data;
+		}
 		ev[k++] = e;
-	}
-	struct rs_ept_instance *i = expire ? rs_eptrec_instance(epfd) : NULL;
-
-	for (struct rs_ept_record *r = i ? i->active : NULL; r && k < max;
-	     r = r->anext) {
-		struct rs_fd *f = rs_fd_get(r->fd);
-
-		if (!r->expire || r->seen || !f)
-			continue;
-		r->expire = false;
-		ev[k++] = (struct epoll_event){ (uint32_t)rs_io_wait_expired(f,
-			rs_eptrec_io_events(r->events), now), r->data };
-		if (r->events & EPOLLONESHOT)
-			r->disarmed = true;
 	}
 	return k;
 }
 
+/* Whether any of the n events carries a tag. */
+static bool any_tagged(const struct epoll_event *ev, int n)
+{
+	for (int j = 0; j < n; j++)
+		if ((ev[j].data.u64 & RS_EPT_TAG_MASK) == RS_EPT_TAG)
+			return true;
+	return false;
+}
+
 int rs_ept_fixup(int epfd, struct epoll_event *ev, int n)
 {
-	int j;
+	struct rs_ept_instance *i;
 
-	if (!rs_eptrec_count())
+	if (!rs_epi_tagged_total() || !any_tagged(ev, n))
 		return n;
-	for (j = 0; j < n && (ev[j].data.u64 & RS_EPT_TAG_MASK) != RS_EPT_TAG;
-	     j++)
-		;
-	if (j == n)
-		return n;
-	rs_eptrec_lock();
-	n = translate_events(epfd, ev, n, n, false, rs_clock_now_ms());
-	rs_eptrec_unlock();
+	if (!(i = rs_epi_find(epfd)))
+		return translate(NULL, ev, n, 0);
+	pthread_mutex_lock(&i->lock);
+	n = translate(i, ev, n, rs_clock_now_ms());
+	pthread_mutex_unlock(&i->lock);
 	return n;
 }
 
 int rs_ept_wait(int epfd, struct epoll_event *ev, int max, int64_t end_ms,
     const sigset_t *mask)
 {
+	struct rs_ept_instance *i = rs_epi_find(epfd);
+
 	if (max <= 0)
 		return -EINVAL;
 	for (;;) {
 		int64_t now = rs_clock_now_ms(), next = end_ms;
-		bool zero = false;
+		int n = 0;
 
-		rs_eptrec_lock();
-		int syn = step_active_records(epfd, ev, max, now, &next, &zero);
+		if (i) {
+			pthread_mutex_lock(&i->lock);
+			n = prepare(i, ev, max, now, &next);
+			pthread_mutex_unlock(&i->lock);
+		}
+		int tmo = n ? 0 : rs_clock_remaining_ms(next, now);
+		int k = n < max ? rs_real_epoll_pwait(epfd, ev + n, max - n,
+		    tmo, mask) : 0;
 
-		rs_eptrec_unlock();
-		int tmo = zero ? 0 : rs_clock_remaining_ms(next, now);
-		int n = syn < max ? rs_real_epoll_pwait(epfd, ev + syn,
-		    max - syn, tmo, mask) : 0;
-
-		if (n < 0)
-			return syn ? syn : -errno;
-		rs_eptrec_lock();
+		if (k < 0)
+			return n ? n : -errno;
 		now = rs_clock_now_ms();
-		n = syn + translate_events(epfd, ev + syn, n, max - syn, true,
-		    now);
-		rs_eptrec_unlock();
+		if (k > 0 && i && __atomic_load_n(&i->ntagged, __ATOMIC_ACQUIRE)
+		    && any_tagged(ev + n, k)) {
+			pthread_mutex_lock(&i->lock);
+			k = translate(i, ev + n, k, now);
+			pthread_mutex_unlock(&i->lock);
+		}
+		n += k;
 		if (n > 0 || now >= end_ms)
 			return n;
 	}

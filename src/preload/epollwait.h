@@ -2,8 +2,11 @@
  * epollwait.h - epoll waits that drive the pending connects and report the
  * read/write timeouts of the sockets registered in them.
  *
- * Thread-safe: the record lock is never held across a wait.  All results
- * are counts or -errno.
+ * A wait costs O(ready + expired + pending connects) of the instance,
+ * never O(registered): timeouts sit in the instance's timer heap.  Waits
+ * on instances with nothing to look after are the plain system call.
+ * Thread-safe: the instance's lock is never held across the wait.  All
+ * results are counts or -errno.
  */
 #ifndef RS_EPOLLWAIT_H
 #define RS_EPOLLWAIT_H
@@ -17,14 +20,15 @@
 bool rs_ept_tracking(void);
 
 /*
- * Returns whether a wait on epfd must go through rs_ept_wait(); false
- * costs one atomic load when no managed socket needs looking after.
+ * Returns whether a wait on epfd must go through rs_ept_wait(); a few
+ * atomic loads, no lock.
  */
 bool rs_ept_busy(int epfd);
 
 /*
  * epoll_pwait until the monotonic time end_ms (RS_NEVER: no timeout),
- * driving the pending connects registered in epfd.
+ * driving the pending connects registered in epfd and reporting the
+ * timeouts that fall due.
  */
 int rs_ept_wait(int epfd, struct epoll_event *ev, int max, int64_t end_ms,
     const sigset_t *mask);

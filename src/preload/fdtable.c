@@ -41,6 +41,22 @@ static bool owned_here(void)
 	    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) || was == me;
 }
 
+pid_t rs_fd_owner(void)
+{
+	return __atomic_load_n(&owner, __ATOMIC_ACQUIRE);
+}
+
+void rs_fd_each(void (*fn)(int fd, struct rs_fd *e))
+{
+	for (size_t i = 0; i < RS_FD_CHUNK; i++) {
+		struct rs_fd *c = __atomic_load_n(&chunks[i], __ATOMIC_ACQUIRE);
+
+		for (size_t j = 0; c && j < RS_FD_CHUNK; j++)
+			if (__atomic_load_n(&c[j].state, __ATOMIC_ACQUIRE))
+				fn((int)(i * RS_FD_CHUNK + j), &c[j]);
+	}
+}
+
 void rs_fd_set_owner(void)
 {
 	__atomic_store_n(&owner, (pid_t)syscall(SYS_getpid), __ATOMIC_RELEASE);
@@ -115,6 +131,8 @@ static uint64_t inode_of(int fd)
 	return ino;
 }
 
+void (*rs_fd_http_release)(struct rs_fd *e);
+
 struct rs_fd *rs_fd_claim(int fd)
 {
 	if ((unsigned)fd >= RS_FD_MAX || !owned_here())
@@ -125,7 +143,17 @@ struct rs_fd *rs_fd_claim(int fd)
 		return NULL;
 	struct rs_fd *e = &c[fd % RS_FD_CHUNK];
 
-	__atomic_store_n(&e->state, RS_FD_NONE, __ATOMIC_RELEASE);
+	/*
+	 * The entry may last have been used by another thread, for an earlier
+	 * descriptor of this number: the kernel hands the number out again
+	 * only after that one was closed, but nothing in memory orders that
+	 * thread's plain writes before ours (dup, for one, reaches here with
+	 * no acquire at all).  Acquiring the state word its release left
+	 * (rs_fd_forget, rs_fd_set_state) does; ThreadSanitizer saw the race.
+	 */
+	(void)__atomic_exchange_n(&e->state, RS_FD_NONE, __ATOMIC_ACQ_REL);
+	if (e->http != NULL && rs_fd_http_release != NULL)
+		rs_fd_http_release(e);
 	memset((char *)e + offsetof(struct rs_fd, settings), 0,
 	    sizeof(*e) - offsetof(struct rs_fd, settings));
 	e->ino = inode_of(fd);
@@ -147,9 +175,13 @@ void rs_fd_forget(int fd)
 	    __ATOMIC_ACQUIRE);
 
 	if (c && __atomic_load_n(&c[fd % RS_FD_CHUNK].state, __ATOMIC_ACQUIRE)
-	    && owned_here())
+	    && owned_here()) {
 		__atomic_store_n(&c[fd % RS_FD_CHUNK].state, RS_FD_NONE,
 		    __ATOMIC_RELEASE);
+		if (c[fd % RS_FD_CHUNK].http != NULL &&
+		    rs_fd_http_release != NULL)
+			rs_fd_http_release(&c[fd % RS_FD_CHUNK]);
+	}
 }
 
 void rs_fd_forget_range(unsigned first, unsigned last)
@@ -191,6 +223,9 @@ void rs_fd_copy(int from, int to)
 	    sizeof(*dst) - offsetof(struct rs_fd, settings));
 	uint32_t st = rs_fd_state(src);
 	src->shared = dst->shared = true;
+	/* Two descriptors of one connection: HTTP is no longer followed. */
+	dst->http = NULL;
+	src->http_off = dst->http_off = true;
 	rs_fd_unlock(src);
 	rs_fd_set_state(dst, st);
 }

@@ -19,6 +19,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/types.h>
 
 #include "names.h"
 #include "policy.h"
@@ -33,6 +35,8 @@ enum rs_fd_state {
 	RS_FD_CONNECTED,	/* established: read/write timeouts apply */
 	RS_FD_FAILED,		/* gave up: final_error for SO_ERROR */
 };
+
+struct rs_hconn;
 
 struct rs_fd {
 	uint32_t state;			/* enum rs_fd_state, atomic */
@@ -54,6 +58,10 @@ struct rs_fd {
 	bool safety_net_set;		/* TCP_USER_TIMEOUT is ours for now */
 	bool own_tmo_known[2];		/* own_tmo_ms is up to date */
 	uint32_t own_tmo_ms[2];		/* SO_RCVTIMEO, SO_SNDTIMEO; 0 none */
+	struct timeval own_tv[2];	/* the same, as the program set them */
+	bool kt_ours[2];		/* the kernel holds our value (ktimeo) */
+	uint32_t kt_ms[2];		/* that value */
+	pid_t kt_pid;			/* the table owner that set it */
 	unsigned int saved_user_timeout;	/* the program's value */
 	bool read_timed_out;		/* a wait reported a read timeout */
 	bool write_timed_out;		/* a wait reported a write timeout */
@@ -61,7 +69,15 @@ struct rs_fd {
 	uint64_t ino;			/* the socket's inode, 0 if unknown */
 	bool shared;			/* dup'd: `nonblocking` may be stale, as
 					   O_NONBLOCK can change through a copy */
+	struct rs_hconn *http;		/* HTTP retries (httpretry.h), or NULL */
+	bool http_off;			/* never track HTTP here (a dup) */
 };
+
+/*
+ * Set by the HTTP retry engine: releases an entry's HTTP state when the
+ * entry is forgotten or reused, so that the table need not know it.
+ */
+extern void (*rs_fd_http_release)(struct rs_fd *e);
 
 /*
  * Returns the entry of a managed descriptor, or NULL (unmanaged, negative or
@@ -91,6 +107,15 @@ bool rs_fd_same_socket(const struct rs_fd *e, int fd);
  * then, and in a vfork child, calls that would change an entry do nothing.
  */
 void rs_fd_fork_child(void);
+
+/* Returns the process the table belongs to (no system call). */
+pid_t rs_fd_owner(void);
+
+/*
+ * Calls fn for every managed descriptor.  Lock-free; for rare events (an
+ * exec) only: it walks every mapped chunk.
+ */
+void rs_fd_each(void (*fn)(int fd, struct rs_fd *e));
 
 /* Records the calling process as the table's owner (constructor). */
 void rs_fd_set_owner(void);

@@ -21,7 +21,7 @@
 #include "clock.h"
 #include "deadline.h"
 #include "guard.h"
-#include "io.h"
+#include "httpio.h"
 #include "log.h"
 #include "real.h"
 #include "runtime.h"
@@ -278,7 +278,7 @@ ssize_t rs_httpconn_raw_send(struct rs_fd *e, int fd, const struct msghdr *msg,
     int flags)
 {
 	if (e)
-		return rs_io_sendmsg(e, fd, msg, flags);
+		return rs_hio_sendmsg(e, fd, msg, flags);
 	return RS_NEG_ERRNO(rs_real_sendmsg(fd, msg, flags));
 }
 

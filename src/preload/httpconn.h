@@ -91,7 +91,11 @@ void rs_httpconn_read(struct rs_httpconn *c, int fd, const struct iovec *iov,
 ssize_t rs_httpconn_send(struct rs_httpconn *c, struct rs_fd *e, int fd,
     const struct msghdr *msg, int flags);
 
-/* The real send of msg: through the io engine when e is managed. */
+/*
+ * The send of msg as the program's call would make it: through the HTTP
+ * retry engine and the io engine when e is managed (so an edited head is
+ * what the retries keep and replay), else the real call.
+ */
 ssize_t rs_httpconn_raw_send(struct rs_fd *e, int fd, const struct msghdr *msg,
     int flags);
 

@@ -2,11 +2,13 @@
  * init.c - the library's hooks into the process: constructor, destructor
  * and fork handlers.
  *
- * The constructor only claims the descriptor table, registers the fork
- * handlers and, in strict mode, starts the runtime at once (so that a
- * broken policy stops the program at start-up, as RESOLUTE_STRICT
- * promises); everything else starts on first use (runtime.c).  Modules
- * with fork handlers of their own register them themselves (epollrec.c).
+ * The constructor only copies the library's environment variables (so
+ * that a program clearing its environment keeps them, SPEC 3), claims the
+ * descriptor table, registers the fork handlers and, in strict mode,
+ * starts the runtime at once (so that a broken policy stops the program at
+ * start-up, as RESOLUTE_STRICT promises); everything else starts on first
+ * use (runtime.c).  Modules with fork handlers of their own register them
+ * themselves (epollinst.c).
  * This file has no header: nothing calls into it.
  */
 #include <pthread.h>
@@ -14,25 +16,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "budget.h"
 #include "fdtable.h"
+#include "log.h"
 #include "names.h"
 #include "rng.h"
 #include "runtime.h"
+#include "startenv.h"
 #include "stats.h"
-
-static bool env_is(const char *name, const char *value)
-{
-	const char *v = getenv(name);
-
-	return v && strcmp(v, value) == 0;
-}
 
 /*
  * The fork child re-seeds its jitter generator, or forked workers would
  * draw the same waits and retry in lock-step.  The names table's lock is
- * taken around fork so that the child never inherits it held.  The
- * descriptor table becomes the child's (a vfork child's never does).
+ * taken around fork so that the child never inherits it held, and the
+ * log's small write lock is free in the child.  The descriptor table
+ * becomes the child's (a vfork child's never does).  The shared segment
+ * needs nothing: a child inherits its mapping whole, or none and maps it
+ * itself (machine.h).
  */
 static void fork_prepare(void)
 {
@@ -52,7 +51,7 @@ static void fork_child(void)
 	rs_fd_fork_child();
 	rs_names_fork_child();
 	rs_rng_reseed();
-	rs_budget_fork_child();
+	rs_log_fork_child();
 }
 
 /* The per-rule summary line (info level) when the process exits. */
@@ -64,8 +63,10 @@ __attribute__((destructor)) static void rs_destructor(void)
 
 __attribute__((constructor)) static void rs_constructor(void)
 {
+	rs_startenv_capture();
 	rs_fd_set_owner();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
-	if (env_is("RESOLUTE_STRICT", "1") && !env_is("RESOLUTE_DISABLE", "1"))
+	if (rs_startenv_is("RESOLUTE_STRICT", "1") &&
+	    !rs_startenv_is("RESOLUTE_DISABLE", "1"))
 		rs_runtime_get();
 }

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <stdarg.h>
+#include <string.h>
 #include <sys/ioctl.h>
 
 #include "connect.h"
@@ -17,9 +18,11 @@
 #include "fdtable.h"
 #include "guard.h"
 #include "httphook.h"
+#include "httpio.h"
 #include "io.h"
-#include "names.h"
+#include "ktimeo.h"
 #include "real.h"
+#include "resolve.h"
 #include "wait.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -66,6 +69,11 @@ EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len)
 {
 	if (rs_guard_active())
 		return rs_real_connect(fd, sa, len);
+	struct rs_fd *e = rs_fd_get(fd);
+
+	/* A disconnect hands the socket back: the program's timeouts too. */
+	if (e && sa && len >= sizeof(sa_family_t) && sa->sa_family == AF_UNSPEC)
+		rs_ktimeo_release(e, fd);
 	int r = rs_connect(fd, sa, len);
 
 	rs_wait_fd_connect(fd);
@@ -142,9 +150,17 @@ EXPORT int close_range(unsigned first, unsigned last, int flags)
 	return r;
 }
 
-/* After a successful dup, the copy is managed like the original. */
+/*
+ * After a successful dup, the copy is managed like the original.  Copies
+ * share the socket and its options, so the kernel gets the program's own
+ * timeouts back (ktimeo.h); shared sockets take the exact path.
+ */
 static int copied(int from, int to)
 {
+	struct rs_fd *e;
+
+	if (to >= 0 && (e = rs_fd_get(from)))
+		rs_ktimeo_release(e, from);
 	if (to >= 0) {
 		rs_fd_copy(from, to);
 		rs_httpconn_forget(to);
@@ -226,32 +242,57 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
 	return r;
 }
 
+/* Which direction a socket timeout option is, or -1 for another option. */
+static int timeo_dir(int level, int name)
+{
+	if (level != SOL_SOCKET)
+		return -1;
+	if (name == SO_RCVTIMEO || name == SO_SNDTIMEO)
+		return name == SO_SNDTIMEO;
+#if defined(SO_RCVTIMEO_NEW) && SO_RCVTIMEO_NEW != SO_RCVTIMEO
+	if (name == SO_RCVTIMEO_NEW || name == SO_SNDTIMEO_NEW)
+		return (name == SO_SNDTIMEO_NEW) + 2;
+#endif
+	return -1;
+}
+
 EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 {
 	struct rs_fd *e = managed(fd);
-	int err;
+	int err, dir = timeo_dir(level, name);
+	struct timeval tv;
 
 	if (e && level == SOL_SOCKET && name == SO_ERROR && val && len &&
-	    *len >= sizeof(int) && (err = rs_connect_take_error(e)) >= 0) {
+	    *len >= sizeof(int) && (err = rs_connect_so_error(fd, e)) >= 0) {
 		*(int *)val = err;
 		*len = sizeof(int);
+		return 0;
+	}
+	/* The program sees its own timeouts, never the library's. */
+	if (e && (dir == 0 || dir == 1) && val && len && *len >= sizeof(tv) &&
+	    rs_ktimeo_own(e, dir, &tv)) {
+		memcpy(val, &tv, sizeof(tv));
+		*len = sizeof(tv);
 		return 0;
 	}
 	return rs_real_getsockopt(fd, level, name, val, len);
 }
 
 /*
- * The io engine caches the program's own SO_RCVTIMEO and SO_SNDTIMEO; any
- * socket-level option set on a managed socket makes it read them again.
+ * The program's own SO_RCVTIMEO and SO_SNDTIMEO are kept by the io engine
+ * (ktimeo.h): the kernel holds them again once set, until the engine
+ * merges its own in.  A 64-bit variant is read back from the kernel.
  */
 EXPORT int setsockopt(int fd, int level, int name, const void *val,
     socklen_t len)
 {
 	int r = rs_real_setsockopt(fd, level, name, val, len);
+	int dir = timeo_dir(level, name);
 	struct rs_fd *e;
 
-	if (r == 0 && level == SOL_SOCKET && (e = rs_fd_get(fd)))
-		e->own_tmo_known[0] = e->own_tmo_known[1] = false;
+	if (r == 0 && dir >= 0 && (e = rs_fd_get(fd)))
+		rs_ktimeo_set_by_program(e, dir & 1, dir < 2 &&
+		    len >= sizeof(struct timeval) ? val : NULL);
 	return r;
 }
 
@@ -261,7 +302,7 @@ EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
 	struct rs_fd *e = managed(fd);
 
-	return rs_hook_read(fd, buf, n, 0, e ? LIBC_RET(rs_io_read(e, fd, buf,
+	return rs_hook_read(fd, buf, n, 0, e ? LIBC_RET(rs_hio_read(e, fd, buf,
 	    n)) : rs_real_read(fd, buf, n));
 }
 
@@ -277,7 +318,7 @@ EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 	struct rs_fd *e = managed(fd);
 
 	return rs_hook_readv(fd, iov, cnt, cnt > 0 ? rs_hook_iov_total(iov,
-	    (size_t)cnt) : 0, 0, e ? LIBC_RET(rs_io_readv(e, fd, iov, cnt)) :
+	    (size_t)cnt) : 0, 0, e ? LIBC_RET(rs_hio_readv(e, fd, iov, cnt)) :
 	    rs_real_readv(fd, iov, cnt));
 }
 
@@ -285,7 +326,7 @@ EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
 	struct rs_fd *e = managed(fd);
 
-	return rs_hook_read(fd, buf, n, flags, e ? LIBC_RET(rs_io_recv(e, fd,
+	return rs_hook_read(fd, buf, n, flags, e ? LIBC_RET(rs_hio_recv(e, fd,
 	    buf, n, flags)) : rs_real_recv(fd, buf, n, flags));
 }
 
@@ -302,7 +343,7 @@ EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
 {
 	struct rs_fd *e = managed(fd);
 
-	return rs_hook_read(fd, buf, n, flags, e ? LIBC_RET(rs_io_recvfrom(e,
+	return rs_hook_read(fd, buf, n, flags, e ? LIBC_RET(rs_hio_recvfrom(e,
 	    fd, buf, n, flags, sa, len)) : rs_real_recvfrom(fd, buf, n, flags,
 	    sa, len));
 }
@@ -319,7 +360,7 @@ EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
 	struct rs_fd *e = managed(fd);
 
-	ssize_t r = e ? LIBC_RET(rs_io_recvmsg(e, fd, msg, flags)) :
+	ssize_t r = e ? LIBC_RET(rs_hio_recvmsg(e, fd, msg, flags)) :
 	    rs_real_recvmsg(fd, msg, flags);
 
 	return rs_hook_readv(fd, msg->msg_iov, (int)msg->msg_iovlen,
@@ -331,6 +372,8 @@ EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned n, int flags,
 {
 	struct rs_fd *e = managed(fd);
 
+	if (e && rs_hio_wanted(e))
+		rs_hio_untracked(e);
 	return e ? LIBC_RET(rs_io_recvmmsg(e, fd, v, n, flags, tmo)) :
 	    rs_real_recvmmsg(fd, v, n, flags, tmo);
 }
@@ -343,7 +386,7 @@ EXPORT ssize_t write(int fd, const void *buf, size_t n)
 	if (c)
 		return LIBC_RET(rs_hook_send(c, e, fd, buf, n, 0, NULL, 0));
 
-	return e ? LIBC_RET(rs_io_write(e, fd, buf, n)) :
+	return e ? LIBC_RET(rs_hio_write(e, fd, buf, n)) :
 	    rs_real_write(fd, buf, n);
 }
 
@@ -357,7 +400,7 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 	if (c)
 		return LIBC_RET(rs_httpconn_send(c, e, fd, &m, 0));
 
-	return e ? LIBC_RET(rs_io_writev(e, fd, iov, cnt)) :
+	return e ? LIBC_RET(rs_hio_writev(e, fd, iov, cnt)) :
 	    rs_real_writev(fd, iov, cnt);
 }
 
@@ -369,7 +412,7 @@ EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 	if (c)
 		return LIBC_RET(rs_hook_send(c, e, fd, buf, n, flags, NULL, 0));
 
-	return e ? LIBC_RET(rs_io_send(e, fd, buf, n, flags)) :
+	return e ? LIBC_RET(rs_hio_send(e, fd, buf, n, flags)) :
 	    rs_real_send(fd, buf, n, flags);
 }
 
@@ -382,7 +425,7 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 	if (c)
 		return LIBC_RET(rs_hook_send(c, e, fd, buf, n, flags, sa, len));
 
-	return e ? LIBC_RET(rs_io_sendto(e, fd, buf, n, flags, sa, len)) :
+	return e ? LIBC_RET(rs_hio_sendto(e, fd, buf, n, flags, sa, len)) :
 	    rs_real_sendto(fd, buf, n, flags, sa, len);
 }
 
@@ -394,7 +437,7 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 	if (c)
 		return LIBC_RET(rs_httpconn_send(c, e, fd, msg, flags));
 
-	return e ? LIBC_RET(rs_io_sendmsg(e, fd, msg, flags)) :
+	return e ? LIBC_RET(rs_hio_sendmsg(e, fd, msg, flags)) :
 	    rs_real_sendmsg(fd, msg, flags);
 }
 
@@ -402,6 +445,8 @@ EXPORT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 {
 	struct rs_fd *e = managed(fd);
 
+	if (e && rs_hio_wanted(e))
+		rs_hio_untracked(e);
 	return e ? LIBC_RET(rs_io_sendmmsg(e, fd, v, n, flags)) :
 	    rs_real_sendmmsg(fd, v, n, flags);
 }
@@ -484,54 +529,34 @@ EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max,
 	return LIBC_RET(rs_wait_epoll_pwait2(epfd, ev, max, tmo, mask));
 }
 
-/* ---- name resolution: learn address -> name for host rules ---- */
+/* ---- name resolution: learned from, retried when transient ---- */
 
 EXPORT int getaddrinfo(const char *node, const char *service,
     const struct addrinfo *hints, struct addrinfo **res)
 {
-	int r = rs_real_getaddrinfo(node, service, hints, res);
-
-	if (r == 0 && node && !rs_guard_active() &&
-	    !(hints && (hints->ai_flags & AI_PASSIVE)))
-		rs_names_learn_addrinfo(node, *res);
-	return r;
+	return rs_resolve_getaddrinfo(node, service, hints, res);
 }
 
 EXPORT struct hostent *gethostbyname(const char *name)
 {
-	struct hostent *h = rs_real_gethostbyname(name);
-
-	if (h && name)
-		rs_names_learn_hostent(name, h);
-	return h;
+	return rs_resolve_gethostbyname(name);
 }
 
 EXPORT struct hostent *gethostbyname2(const char *name, int af)
 {
-	struct hostent *h = rs_real_gethostbyname2(name, af);
-
-	if (h && name)
-		rs_names_learn_hostent(name, h);
-	return h;
+	return rs_resolve_gethostbyname2(name, af);
 }
 
 EXPORT int gethostbyname_r(const char *name, struct hostent *ret, char *buf,
     size_t len, struct hostent **result, int *h_errnop)
 {
-	int r = rs_real_gethostbyname_r(name, ret, buf, len, result, h_errnop);
-
-	if (r == 0 && result && *result && name)
-		rs_names_learn_hostent(name, *result);
-	return r;
+	return rs_resolve_gethostbyname_r(name, ret, buf, len, result,
+	    h_errnop);
 }
 
 EXPORT int gethostbyname2_r(const char *name, int af, struct hostent *ret,
     char *buf, size_t len, struct hostent **result, int *h_errnop)
 {
-	int r = rs_real_gethostbyname2_r(name, af, ret, buf, len, result,
+	return rs_resolve_gethostbyname2_r(name, af, ret, buf, len, result,
 	    h_errnop);
-
-	if (r == 0 && result && *result && name)
-		rs_names_learn_hostent(name, *result);
-	return r;
 }

@@ -1,7 +1,9 @@
 /*
  * io.c - read and write timeouts on connected managed sockets (SPEC §6).
  *
- * A blocking call on a socket with a timeout first tries the transfer with
+ * A blocking call on a socket with a timeout that starts right after the
+ * socket's last activity is the plain blocking call under the kernel's
+ * timer (ktimeo.h).  Any other first tries the transfer with
  * MSG_DONTWAIT; only when the kernel says EAGAIN does it poll, until
  * read_timeout (write_timeout) after the last activity or the process
  * deadline, and try again.  So data and end of file are never delayed and
@@ -24,6 +26,7 @@
 #include "connect_wait.h"
 #include "io_block.h"
 #include "io_timeout.h"
+#include "ktimeo.h"
 #include "real.h"
 
 /* The real call of a PATH_REAL or PATH_REAL_RECORDING call. */
@@ -58,7 +61,10 @@ static int choose_path(struct rs_fd *e, int fd, bool out, int flags)
 	enum rs_fd_state st = rs_fd_state(e);
 
 	if (st != RS_FD_CONNECTED) {
-		if (st != RS_FD_CONNECTING && st != RS_FD_BACKOFF)
+		/* A failed connect's error goes to the first read or write,
+		   as the kernel's does, unless SO_ERROR took it. */
+		if (st != RS_FD_CONNECTING && st != RS_FD_BACKOFF &&
+		    st != RS_FD_FAILED)
 			return PATH_REAL;
 		int r = rs_connect_settle(fd, e,
 		    !e->nonblocking && !(flags & MSG_DONTWAIT));
@@ -100,6 +106,35 @@ static inline bool no_longer_socket(int fd, ssize_t r)
 	return true;
 }
 
+/*
+ * The flags of a blocking call's first try: the program's own when the
+ * kernel can time the wait (ktimeo.h: the steady state, no extra system
+ * call), else with MSG_DONTWAIT, the slow path following if it would
+ * block.  *kt says which.
+ */
+static inline int first_flags(struct rs_fd *e, int fd, bool out, int flags,
+    bool *kt)
+{
+	*kt = rs_ktimeo_arm(e, fd, out, flags);
+	return *kt ? flags : flags | MSG_DONTWAIT;
+}
+
+/*
+ * After a kernel-timed first try that failed with *r: returns true when
+ * *r is final (the program's own timeout, or a signal it does not restart
+ * after); else *r becomes -EAGAIN and the slow path waits out the rest.
+ */
+static inline bool kernel_timed_final(struct rs_fd *e, bool out, bool kt,
+    ssize_t *r)
+{
+	if (!kt || (*r != -EAGAIN && *r != -EINTR))
+		return false;
+	if (rs_ktimeo_after(e, out, (int)*r) < 0)
+		return true;
+	*r = -EAGAIN;
+	return false;
+}
+
 ssize_t rs_io_read(struct rs_fd *e, int fd, void *buf, size_t n)
 {
 	int path = choose_path(e, fd, false, 0);
@@ -109,7 +144,12 @@ ssize_t rs_io_read(struct rs_fd *e, int fd, void *buf, size_t n)
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e, rs_real_read(fd, buf, n));
 	/* On a connected stream socket, read is recv with no flags. */
-	ssize_t r = RS_NEG_ERRNO(rs_real_recv(fd, buf, n, MSG_DONTWAIT));
+	bool kt = false;
+	ssize_t r = RS_NEG_ERRNO(rs_real_recv(fd, buf, n,
+	    first_flags(e, fd, false, 0, &kt)));
+
+	if (kernel_timed_final(e, false, kt, &r))
+		return r;
 
 	if (no_longer_socket(fd, r))
 		return RS_NEG_ERRNO(rs_real_read(fd, buf, n));
@@ -130,7 +170,12 @@ ssize_t rs_io_readv(struct rs_fd *e, int fd, const struct iovec *iov, int cnt)
 		return REAL_CALL(path, e, rs_real_readv(fd, iov, cnt));
 	struct msghdr m = { .msg_iov = (struct iovec *)iov,
 		.msg_iovlen = cnt > 0 ? (size_t)cnt : 0 };
-	ssize_t r = RS_NEG_ERRNO(rs_real_recvmsg(fd, &m, MSG_DONTWAIT));
+	bool kt = false;
+	ssize_t r = RS_NEG_ERRNO(rs_real_recvmsg(fd, &m,
+	    first_flags(e, fd, false, 0, &kt)));
+
+	if (kernel_timed_final(e, false, kt, &r))
+		return r;
 
 	if (no_longer_socket(fd, r))
 		return RS_NEG_ERRNO(rs_real_readv(fd, iov, cnt));
@@ -147,8 +192,12 @@ ssize_t rs_io_recv(struct rs_fd *e, int fd, void *buf, size_t n, int flags)
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e, rs_real_recv(fd, buf, n, flags));
+	bool kt = false;
 	ssize_t r = RS_NEG_ERRNO(rs_real_recv(fd, buf, n,
-	    flags | MSG_DONTWAIT));
+	    first_flags(e, fd, false, flags, &kt)));
+
+	if (kernel_timed_final(e, false, kt, &r))
+		return r;
 
 	if (first_try_settles(r, n, flags))
 		return rs_io_touched(e, r);
@@ -167,8 +216,12 @@ ssize_t rs_io_recvfrom(struct rs_fd *e, int fd, void *buf, size_t n,
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e,
 		    rs_real_recvfrom(fd, buf, n, flags, sa, len));
+	bool kt = false;
 	ssize_t r = RS_NEG_ERRNO(rs_real_recvfrom(fd, buf, n,
-	    flags | MSG_DONTWAIT, sa, len));
+	    first_flags(e, fd, false, flags, &kt), sa, len));
+
+	if (kernel_timed_final(e, false, kt, &r))
+		return r;
 
 	if (first_try_settles(r, n, flags))
 		return rs_io_touched(e, r);
@@ -189,8 +242,12 @@ ssize_t rs_io_recvmsg(struct rs_fd *e, int fd, struct msghdr *msg, int flags)
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e, rs_real_recvmsg(fd, msg, flags));
+	bool kt = false;
 	ssize_t r = RS_NEG_ERRNO(rs_real_recvmsg(fd, msg,
-	    flags | MSG_DONTWAIT));
+	    first_flags(e, fd, false, flags, &kt)));
+
+	if (kernel_timed_final(e, false, kt, &r))
+		return r;
 
 	if (first_try_settles(r, flags & MSG_WAITALL ?
 		rs_io_iov_total(msg->msg_iov, (int)msg->msg_iovlen) : 0, flags))
@@ -226,7 +283,12 @@ ssize_t rs_io_write(struct rs_fd *e, int fd, const void *buf, size_t n)
 	 * send without MSG_NOSIGNAL is write on a connected stream socket,
 	 * SIGPIPE included.
 	 */
-	ssize_t r = RS_NEG_ERRNO(rs_real_send(fd, buf, n, MSG_DONTWAIT));
+	bool kt = false;
+	ssize_t r = RS_NEG_ERRNO(rs_real_send(fd, buf, n,
+	    first_flags(e, fd, true, 0, &kt)));
+
+	if (kernel_timed_final(e, true, kt, &r))
+		return r;
 
 	if (no_longer_socket(fd, r))
 		return RS_NEG_ERRNO(rs_real_write(fd, buf, n));
@@ -249,7 +311,12 @@ ssize_t rs_io_writev(struct rs_fd *e, int fd, const struct iovec *iov,
 		return REAL_CALL(path, e, rs_real_writev(fd, iov, cnt));
 	struct msghdr m = { .msg_iov = (struct iovec *)iov,
 		.msg_iovlen = cnt > 0 ? (size_t)cnt : 0 };
-	ssize_t r = RS_NEG_ERRNO(rs_real_sendmsg(fd, &m, MSG_DONTWAIT));
+	bool kt = false;
+	ssize_t r = RS_NEG_ERRNO(rs_real_sendmsg(fd, &m,
+	    first_flags(e, fd, true, 0, &kt)));
+
+	if (kernel_timed_final(e, true, kt, &r))
+		return r;
 
 	if (no_longer_socket(fd, r))
 		return RS_NEG_ERRNO(rs_real_writev(fd, iov, cnt));
@@ -267,8 +334,12 @@ ssize_t rs_io_send(struct rs_fd *e, int fd, const void *buf, size_t n,
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e, rs_real_send(fd, buf, n, flags));
+	bool kt = false;
 	ssize_t r = RS_NEG_ERRNO(rs_real_send(fd, buf, n,
-	    flags | MSG_DONTWAIT));
+	    first_flags(e, fd, true, flags, &kt)));
+
+	if (kernel_timed_final(e, true, kt, &r))
+		return r;
 
 	if (r >= 0 && (size_t)r == n)
 		return rs_io_touched(e, r);
@@ -288,8 +359,12 @@ ssize_t rs_io_sendto(struct rs_fd *e, int fd, const void *buf, size_t n,
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e,
 		    rs_real_sendto(fd, buf, n, flags, sa, len));
+	bool kt = false;
 	ssize_t r = RS_NEG_ERRNO(rs_real_sendto(fd, buf, n,
-	    flags | MSG_DONTWAIT, sa, len));
+	    first_flags(e, fd, true, flags, &kt), sa, len));
+
+	if (kernel_timed_final(e, true, kt, &r))
+		return r;
 
 	if (r >= 0 && (size_t)r == n)
 		return rs_io_touched(e, r);
@@ -309,8 +384,12 @@ ssize_t rs_io_sendmsg(struct rs_fd *e, int fd, const struct msghdr *msg,
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e, rs_real_sendmsg(fd, msg, flags));
+	bool kt = false;
 	ssize_t r = RS_NEG_ERRNO(rs_real_sendmsg(fd, msg,
-	    flags | MSG_DONTWAIT));
+	    first_flags(e, fd, true, flags, &kt)));
+
+	if (kernel_timed_final(e, true, kt, &r))
+		return r;
 
 	if (r < 0 && r != -EAGAIN)
 		return r;

@@ -16,6 +16,7 @@
 
 #include "clock.h"
 #include "io_timeout.h"
+#include "ktimeo.h"
 #include "real.h"
 #include "sigrestart.h"
 #include "sotimeo.h"
@@ -184,10 +185,12 @@ static ssize_t try_once(struct xfer *x)
  * inode costs an fstat, so it is done only when a timeout would be
  * reported: the wait before it is what the blocking call would have done.
  * The entry is forgotten, and the call is finished as the plain blocking
- * call it is.
+ * call it is, after the library's SO_RCVTIMEO is taken back off that
+ * socket (ktimeo.h: it may have been set before the reuse was seen).
  */
-static ssize_t serve_reused_number(struct xfer *x)
+static ssize_t serve_reused_number(struct rs_fd *e, struct xfer *x)
 {
+	rs_ktimeo_release(e, x->fd);
 	rs_fd_forget(x->fd);
 	x->flags &= ~MSG_DONTWAIT;
 	ssize_t r = try_once(x);
@@ -258,7 +261,7 @@ static ssize_t continue_blocking(struct rs_fd *e, struct xfer *x, ssize_t r)
 		int w = wait_ready(e, x, own);
 
 		if (w == REUSED_NUMBER)
-			return serve_reused_number(x);
+			return serve_reused_number(e, x);
 		if (w < 0)
 			return partial(e, x, w);
 		r = try_once(x);
@@ -299,7 +302,7 @@ static ssize_t peek_all(struct rs_fd *e, struct xfer *x, ssize_t r)
 		int w = wait_ready(e, x, own);
 
 		if (w == REUSED_NUMBER)
-			return serve_reused_number(x);
+			return serve_reused_number(e, x);
 		if (w < 0)
 			return seen > 0 && w == -EAGAIN ? seen : w;
 		if (seen > 0)

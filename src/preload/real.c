@@ -111,6 +111,22 @@ REAL(int, epoll_pwait2,
 	const sigset_t *m),
     (ep, ev, mx, t, m))
 
+REAL(int, execve, (const char *p, char *const a[], char *const e[]),
+    (p, a, e))
+REAL(int, execv, (const char *p, char *const a[]), (p, a))
+REAL(int, execvp, (const char *f, char *const a[]), (f, a))
+REAL(int, execvpe, (const char *f, char *const a[], char *const e[]),
+    (f, a, e))
+REAL(int, fexecve, (int fd, char *const a[], char *const e[]), (fd, a, e))
+REAL(int, posix_spawn,
+    (pid_t *pid, const char *p, const posix_spawn_file_actions_t *fa,
+	const posix_spawnattr_t *at, char *const a[], char *const e[]),
+    (pid, p, fa, at, a, e))
+REAL(int, posix_spawnp,
+    (pid_t *pid, const char *f, const posix_spawn_file_actions_t *fa,
+	const posix_spawnattr_t *at, char *const a[], char *const e[]),
+    (pid, f, fa, at, a, e))
+
 REAL(int, getaddrinfo,
     (const char *n, const char *s, const struct addrinfo *h,
 	struct addrinfo **r),

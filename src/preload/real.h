@@ -17,6 +17,7 @@
 #include <netdb.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
@@ -73,6 +74,18 @@ int rs_real_epoll_pwait(int epfd, struct epoll_event *ev, int max,
     int timeout_ms, const sigset_t *mask);
 int rs_real_epoll_pwait2(int epfd, struct epoll_event *ev, int max,
     const struct timespec *tmo, const sigset_t *mask);
+
+int rs_real_execve(const char *path, char *const argv[], char *const envp[]);
+int rs_real_execv(const char *path, char *const argv[]);
+int rs_real_execvp(const char *file, char *const argv[]);
+int rs_real_execvpe(const char *file, char *const argv[], char *const envp[]);
+int rs_real_fexecve(int fd, char *const argv[], char *const envp[]);
+int rs_real_posix_spawn(pid_t *pid, const char *path,
+    const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
+    char *const argv[], char *const envp[]);
+int rs_real_posix_spawnp(pid_t *pid, const char *file,
+    const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
+    char *const argv[], char *const envp[]);
 
 int rs_real_getaddrinfo(const char *node, const char *service,
     const struct addrinfo *hints, struct addrinfo **res);

@@ -21,6 +21,7 @@
 #include "log.h"
 #include "policy_source.h"
 #include "policy_yaml.h"
+#include "startenv.h"
 #include "stats.h"
 
 #define EX_CONFIG 78
@@ -32,13 +33,6 @@ static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 const struct rs_runtime *rs_runtime_peek(void)
 {
 	return __atomic_load_n(&ready, __ATOMIC_ACQUIRE) ? &runtime : NULL;
-}
-
-static bool env_is(const char *name, const char *value)
-{
-	const char *v = getenv(name);
-
-	return v && strcmp(v, value) == 0;
 }
 
 /* Logs every diagnostic, once, at error level. */
@@ -53,12 +47,17 @@ static void report(const struct rs_diags *d)
 }
 
 /*
- * Loads the policy rs_policy_choose() names.  Returns it, or NULL when it is
- * invalid or unreadable (after logging why).
+ * Loads the policy rs_policy_choose() names, from the start-up
+ * environment.  Returns it, or NULL when it is invalid or unreadable
+ * (after logging why).
  */
 static struct rs_policy *load_policy(bool secure)
 {
-	const char *path = rs_policy_choose(NULL, secure);
+	/* RESOLUTE_POLICY as the process started with it, passed as the
+	   choice to make; the current environment (maybe cleared) is not
+	   asked again, hence "secure" for rs_policy_choose(). */
+	const char *env = secure ? NULL : rs_startenv_get("RESOLUTE_POLICY");
+	const char *path = rs_policy_choose(env && *env ? env : NULL, true);
 	struct rs_diags d = { 0 };
 	struct rs_policy *p = NULL;
 	int err;
@@ -71,7 +70,7 @@ static struct rs_policy *load_policy(bool secure)
 		report(&d);
 		rs_log(RS_LOG_ERROR, NULL, "policy %s unusable; %s",
 		    path ? path : "<built-in>",
-		    env_is("RESOLUTE_STRICT", "1") ?
+		    rs_startenv_is("RESOLUTE_STRICT", "1") ?
 			"exiting (RESOLUTE_STRICT=1)" :
 			"passing every call through unchanged");
 		p = NULL;
@@ -86,7 +85,7 @@ static struct rs_policy *load_policy(bool secure)
  */
 static int64_t read_deadline(int64_t *epoch_ms)
 {
-	const char *v = getenv("RESOLUTE_DEADLINE");
+	const char *v = rs_startenv_get("RESOLUTE_DEADLINE");
 	char *end;
 
 	if (!v || !*v)
@@ -109,11 +108,11 @@ static void init_locked(void)
 	int save = errno;
 
 	runtime.secure = getauxval(AT_SECURE) != 0;
-	rs_log_configure(runtime.secure);
+	rs_log_configure_from(runtime.secure, rs_startenv_get);
 	runtime.deadline_ms = read_deadline(&runtime.deadline_epoch_ms);
-	if (!env_is("RESOLUTE_DISABLE", "1")) {
+	if (!rs_startenv_is("RESOLUTE_DISABLE", "1")) {
 		runtime.policy = load_policy(runtime.secure);
-		if (!runtime.policy && env_is("RESOLUTE_STRICT", "1"))
+		if (!runtime.policy && rs_startenv_is("RESOLUTE_STRICT", "1"))
 			_exit(EX_CONFIG);
 		runtime.active = runtime.policy != NULL;
 		if (runtime.active)

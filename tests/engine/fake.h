@@ -96,6 +96,12 @@ struct fk_step {
 #define FK_CONNECT_NOW(f) { .fn = FK_CONNECT, .fd = (f) }
 #define FK_CONNECT_FAIL(f, e) { .fn = FK_CONNECT, .fd = (f), .err = (e) }
 #define FK_DISSOLVE(f) { .fn = FK_CONNECT, .fd = (f), .unspec = true }
+/* Dissolving an attempt that may still be in SYN_SENT (after a timeout or
+   an ICMP error): AF_UNSPEC, then the ECONNRESET it leaves is read away. */
+#define FK_ABORT(f) FK_DISSOLVE(f), FK_SO_ERROR_IS((f), ECONNRESET)
+/* An attempt that the kernel says is still in SYN_SENT at connect_timeout
+   (no error, no peer) is timed out and aborted. */
+#define FK_TIMED_OUT(f) FK_SO_ERROR_IS((f), 0), FK_NO_PEER(f), FK_ABORT(f)
 #define FK_SO_ERROR_IS(f, e) { .fn = FK_SO_ERROR, .fd = (f), .so_error = (e) }
 #define FK_PEER(f) { .fn = FK_GETPEERNAME, .fd = (f) }
 #define FK_NO_PEER(f) { .fn = FK_GETPEERNAME, .fd = (f), .err = ENOTCONN }
@@ -158,6 +164,7 @@ struct fk_sock {
 	int user_timeout_sets;		/* setsockopt calls for it */
 	struct timeval sndtimeo, rcvtimeo;
 	int setfl_calls;		/* F_SETFL calls */
+	int inq;			/* FIONREAD: peer bytes queued */
 };
 
 struct fk_sock *fk_sock(int fd);

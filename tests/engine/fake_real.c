@@ -11,6 +11,7 @@
 #include <netinet/tcp.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 
 #include "real.h"
 
@@ -65,6 +66,12 @@ int rs_real_setsockopt(int fd, int level, int name, const void *val,
 
 	(void)len;
 	fk_count_call();
+	if (level == SOL_SOCKET && (name == SO_SNDTIMEO ||
+	    name == SO_RCVTIMEO)) {
+		*(name == SO_SNDTIMEO ? &k->sndtimeo : &k->rcvtimeo) =
+		    *(const struct timeval *)val;
+		return 0;
+	}
 	if (level != IPPROTO_TCP || name != TCP_USER_TIMEOUT) {
 		fk_wrong("setsockopt(%d, %d, %d) not modelled", fd, level, name);
 		errno = ENOPROTOOPT;
@@ -97,6 +104,19 @@ int rs_real_fcntl(int fd, int cmd, uintptr_t arg)
 int rs_real_fcntl64(int fd, int cmd, uintptr_t arg)
 {
 	return rs_real_fcntl(fd, cmd, arg);
+}
+
+/* FIONREAD (the peer's bytes queued) is answered from the model. */
+int rs_real_ioctl(int fd, unsigned long req, uintptr_t arg)
+{
+	fk_count_call();
+	if (req != FIONREAD) {
+		fk_wrong("ioctl(%d, %#lx) not modelled", fd, req);
+		errno = EINVAL;
+		return -1;
+	}
+	*(int *)arg = fk_sock(fd)->inq;
+	return 0;
 }
 
 int __wrap_getpeername(int fd, struct sockaddr *sa, socklen_t *len);
@@ -314,7 +334,6 @@ UNEXPECTED(int, close_range, (unsigned a, unsigned b, int f))
 UNEXPECTED(int, dup, (int fd))
 UNEXPECTED(int, dup2, (int fd, int fd2))
 UNEXPECTED(int, dup3, (int fd, int fd2, int f))
-UNEXPECTED(int, ioctl, (int fd, unsigned long req, uintptr_t arg))
 UNEXPECTED(int, getaddrinfo, (const char *n, const char *s,
     const struct addrinfo *h, struct addrinfo **r))
 UNEXPECTED(struct hostent *, gethostbyname, (const char *n))

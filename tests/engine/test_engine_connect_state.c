@@ -3,8 +3,9 @@
  * blocking connect interrupted by a signal resumes the same attempt, a
  * non-blocking one polled by connect() says EALREADY then EISCONN, a
  * failure reaches SO_ERROR once, the TCP_USER_TIMEOUT safety net comes and
- * goes, a host rule applies through the name the program resolved; and
- * the pure helpers: failure classes and how a destination is written.
+ * goes, a host rule applies through the name the program resolved, an
+ * attempt's outcome is the kernel's (found late, data then reset, SO_ERROR
+ * during retries); and the pure helpers: failure classes and how a destination is written.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -127,7 +128,10 @@ static void test_failed_connect_reports_once(void **state)
 	assert_int_equal(rs_connect_take_error(e), ECONNREFUSED);
 	assert_int_equal(rs_connect_take_error(e), 0);
 	assert_int_equal(fk_stat(RS_STAT_GIVE_UPS), 1);
-	/* A new connect() on the socket starts a new logical connect. */
+	/* As on Linux, a connect() after the error was reported fails with
+	   ECONNABORTED; the one after it starts a new logical connect. */
+	assert_int_equal(rs_connect(FD, (struct sockaddr *)&ss, len),
+	    -ECONNABORTED);
 	assert_int_equal(rs_connect(FD, (struct sockaddr *)&ss, len), 0);
 	assert_int_equal(rs_connect_revents(rs_fd_get(FD)), POLLOUT);
 	assert_int_equal(rs_connect_take_error(rs_fd_get(FD)), -1);
@@ -136,13 +140,21 @@ static void test_failed_connect_reports_once(void **state)
 
 /*
  * The kernel's own safety net: TCP_USER_TIMEOUT is connect_timeout plus a
- * margin while attempts run, and the program's value comes back after.
+ * margin while an attempt waits where the library may not see it (a
+ * non-blocking connect), and the program's value comes back after; a
+ * blocking connect() waits in the library and sets none.
  */
 static void test_safety_net_restored(void **state)
 {
-	static const struct fk_step steps[] = {
+	static const struct fk_step blocking[] = {
 		FK_CONNECT_START(FD),
 		FK_POLL_READY(1000, 3, FD, CONNECTED_EV),
+		FK_SO_ERROR_IS(FD, 0),
+		FK_PEER(FD),
+		FK_STOP,
+	};
+	static const struct fk_step nonblocking[] = {
+		FK_CONNECT_START(FD),
 		FK_SO_ERROR_IS(FD, 0),
 		FK_PEER(FD),
 		FK_STOP,
@@ -151,19 +163,25 @@ static void test_safety_net_restored(void **state)
 	socklen_t len;
 
 	(void)state;
-	fk_script(steps);
+	/* A blocking connect() waits in the library: no net is needed. */
+	fk_script(blocking);
 	fk_policy(FK_POLICY("3", "off", "off"));
 	fk_sock(FD)->user_timeout = 7000;
 	fk_addr(&ss, &len, 5432);
 	assert_int_equal(rs_connect(FD, (struct sockaddr *)&ss, len), 0);
-	assert_int_equal(fk_sock(FD)->user_timeout_peak, 7000);
 	assert_int_equal(fk_sock(FD)->user_timeout, 7000);
-	assert_int_equal(fk_sock(FD)->user_timeout_sets, 2);
+	assert_int_equal(fk_sock(FD)->user_timeout_sets, 0);
 	fk_done();
 
-	fk_script(steps);
+	/* A non-blocking one waits where the library may not see it. */
+	fk_script(nonblocking);
 	fk_policy(FK_POLICY("3", "off", "off"));
-	assert_int_equal(rs_connect(FD, (struct sockaddr *)&ss, len), 0);
+	fk_sock(FD)->flags = O_NONBLOCK;
+	assert_int_equal(rs_connect(FD, (struct sockaddr *)&ss, len),
+	    -EINPROGRESS);
+	assert_int_equal(fk_sock(FD)->user_timeout, 1250);
+	assert_int_equal(rs_connect_step(FD, rs_fd_get(FD), 1,
+	    rs_clock_now_ms()), RS_WANT_NOTHING);
 	assert_int_equal(fk_sock(FD)->user_timeout_peak, 1250);
 	assert_int_equal(fk_sock(FD)->user_timeout, 0);
 	fk_done();
@@ -178,7 +196,7 @@ static void test_rule_by_resolved_name(void **state)
 	static const struct fk_step steps[] = {
 		FK_CONNECT_START(FD),
 		FK_POLL_QUIET(300),
-		FK_DISSOLVE(FD),
+		FK_TIMED_OUT(FD),
 		FK_STOP,
 	};
 	struct sockaddr_storage ss;
@@ -274,6 +292,81 @@ static void test_format_dest(void **state)
 	}
 }
 
+/*
+ * A socket the program looks at only after connect_timeout is asked
+ * before it is timed out: found established, it is connected.
+ */
+static void test_established_found_late_is_connected(void **state)
+{
+	static const struct fk_step steps[] = {
+		FK_CONNECT_START(FD),
+		FK_SO_ERROR_IS(FD, 0),
+		FK_PEER(FD),
+		FK_STOP,
+	};
+
+	(void)state;
+	fk_script(steps);
+	fk_policy(FK_POLICY("3", "off", "off"));
+	assert_int_equal(fk_connect(FD, true), -EINPROGRESS);
+	struct rs_fd *e = rs_fd_get(FD);
+
+	fk_advance(5000);
+	assert_int_equal(rs_connect_step(FD, e, 0, rs_clock_now_ms()),
+	    RS_WANT_NOTHING);
+	assert_int_equal(rs_fd_state(e), RS_FD_CONNECTED);
+	assert_int_equal(fk_stat(RS_STAT_TIMEOUTS), 0);
+	fk_done();
+}
+
+/*
+ * The peer's data queued means the connection was made, whatever became
+ * of it since: connected, and SO_ERROR (a reset after the data) is left
+ * to the program.
+ */
+static void test_peer_data_means_connected(void **state)
+{
+	static const struct fk_step steps[] = {
+		FK_CONNECT_START(FD),
+		FK_STOP,
+	};
+
+	(void)state;
+	fk_script(steps);
+	fk_policy(FK_POLICY("3", "off", "off"));
+	assert_int_equal(fk_connect(FD, true), -EINPROGRESS);
+	struct rs_fd *e = rs_fd_get(FD);
+
+	fk_sock(FD)->inq = 5;
+	assert_int_equal(rs_connect_step(FD, e, 1, rs_clock_now_ms()),
+	    RS_WANT_NOTHING);
+	assert_int_equal(rs_fd_state(e), RS_FD_CONNECTED);
+	assert_int_equal(rs_connect_so_error(FD, e), -1);
+	fk_done();
+}
+
+/* SO_ERROR asked during the retries steps the connect and says 0. */
+static void test_so_error_while_retrying(void **state)
+{
+	static const struct fk_step steps[] = {
+		FK_CONNECT_START(FD),
+		FK_SO_ERROR_IS(FD, ECONNREFUSED),
+		FK_DISSOLVE(FD),
+		FK_STOP,
+	};
+
+	(void)state;
+	fk_script(steps);
+	fk_policy(FK_POLICY("3", "off", "off"));
+	assert_int_equal(fk_connect(FD, true), -EINPROGRESS);
+	struct rs_fd *e = rs_fd_get(FD);
+
+	assert_int_equal(rs_connect_so_error(FD, e), 0);
+	assert_int_equal(rs_fd_state(e), RS_FD_BACKOFF);
+	assert_int_equal(fk_stat(RS_STAT_RETRIES), 1);
+	fk_done();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -282,6 +375,9 @@ int main(void)
 		cmocka_unit_test(test_failed_connect_reports_once),
 		cmocka_unit_test(test_safety_net_restored),
 		cmocka_unit_test(test_rule_by_resolved_name),
+		cmocka_unit_test(test_established_found_late_is_connected),
+		cmocka_unit_test(test_peer_data_means_connected),
+		cmocka_unit_test(test_so_error_while_retrying),
 		cmocka_unit_test(test_classify),
 		cmocka_unit_test(test_format_dest),
 	};

@@ -92,7 +92,7 @@ static void test_read_after_failed_connect(void **state)
 	static const struct fk_step steps[] = {
 		FK_CONNECT_START(FD),
 		FK_SO_ERROR_IS(FD, EHOSTUNREACH),
-		FK_DISSOLVE(FD),
+		FK_ABORT(FD),
 		FK_STOP,
 	};
 	char buf[8];

@@ -112,7 +112,7 @@ static const struct wait_case cases[] = {
 		.call = POLL, .events = POLLOUT, .timeout_ms = -1,
 		.steps = {
 			FK_PPOLL_QUIET(1000),
-			FK_DISSOLVE(FD),
+			FK_TIMED_OUT(FD),
 			FK_PPOLL_QUIET(100),
 			FK_CONNECT_START(FD),
 			FK_PPOLL_READY(1000, 4, FD, POLLOUT),

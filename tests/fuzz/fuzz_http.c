@@ -176,7 +176,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	hs.enabled = true;
 	hs.attempts = 1 + data[0] % 4;
 	hs.max_replay = replay[(data[0] >> 2) % 4];
-	hs.inject_key = data[0] & 0x10;
+	hs.idempotency_key = (data[0] & 0x10) ? RS_HTTP_KEY_INJECT :
+	    RS_HTTP_KEY_OFF;
 	s->max_replay = hs.max_replay;
 	rs_hr_init(&s->r, &hs, (data[0] & 0x20) ? "X-Request-Deadline" : NULL);
 	while (i + 1 < size) {

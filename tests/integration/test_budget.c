@@ -197,6 +197,14 @@ static void test_storm_machine_budget(void **state)
 		t_show(&s.stats);
 		fail_msg("no '%s' in resolute stats", want);
 	}
+	/* The machine-wide counters agree with the logs of all clients. */
+	snprintf(want, sizeof(want), "defaults: connects=%d "
+	    "connect_attempts=%d retries=%d give_ups=%d budget_denials=%d",
+	    NCLIENTS, NCLIENTS + s.retries, s.retries, NCLIENTS, s.exhausted);
+	if (!strstr(s.stats.out, want)) {
+		t_show(&s.stats);
+		fail_msg("no '%s' in resolute stats", want);
+	}
 }
 
 /* Per process, each client has its own floor of 10: no limit is felt. */
@@ -208,8 +216,21 @@ static void test_storm_process_budget(void **state)
 	run_storm("0.2", "process", &s);
 	assert_int_equal(s.retries, NCLIENTS * 2);
 	assert_int_equal(s.exhausted, 0);
-	/* Nothing is shared, so nothing shows in `resolute stats`. */
-	assert_null(strstr(s.stats.out, "segment"));
+	/*
+	 * No budget is shared, so `resolute stats` shows none; the segment
+	 * holds the machine-wide counters alone, which saw every client.
+	 */
+	assert_null(strstr(s.stats.out, "window: retries/connects"));
+	assert_non_null(strstr(s.stats.out, "no shared retry budget"));
+	char want[96];
+
+	snprintf(want, sizeof(want), "defaults: connects=%d "
+	    "connect_attempts=%d retries=%d give_ups=%d", NCLIENTS,
+	    NCLIENTS * 3, NCLIENTS * 2, NCLIENTS);
+	if (!strstr(s.stats.out, want)) {
+		t_show(&s.stats);
+		fail_msg("no '%s' in resolute stats", want);
+	}
 }
 
 /*

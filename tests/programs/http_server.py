@@ -10,8 +10,10 @@ serves every client of a test run:
       The first FAILS requests for ID get STATUS (503, 429, 404, ...) with
       `Retry-After: RETRY_AFTER` ("-" for none), the next ones 200 with
       "ok ID N" (N: this request's number).  CONN is "ka" (keep-alive) or
-      "close" (Connection: close, then the server closes); FRAMING is "cl"
-      (Content-Length), "chunked", or "eof" (no length: until close).
+      "close" (Connection: close, then the server closes),
+      "drop" (keep-alive announced, then the server closes anyway, as an
+      idle timeout would); FRAMING is "cl" (Content-Length), "chunked",
+      or "eof" (no length: until close).
   /big/ID/MEGABYTES
       200 with MEGABYTES MiB of a repeating pattern (Content-Length).
   /_stats/ID
@@ -71,6 +73,8 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header(k, v)
         if conn == "close" or framing == "eof":
             self.send_header("Connection", "close")
+            self.close_connection = True
+        elif conn == "drop":
             self.close_connection = True
         if framing == "chunked":
             self.send_header("Transfer-Encoding", "chunked")

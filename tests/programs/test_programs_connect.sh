@@ -32,18 +32,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-now_ms() {
-	echo $(($(date +%s%N) / 1000000))
-}
-
-ok() {
-	echo "ok    $*"
-}
-
-fail() {
-	echo "FAIL  $*"
-	fails=$((fails + 1))
-}
+# shellcheck source=tests/programs/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 # start_peer MODE ARG...: sets PORT once the peer has printed it.
 start_peer() {

@@ -211,33 +211,7 @@ static void test_concurrent_takers(void **state)
 }
 
 /* The segment tests use their own file under /dev/shm. */
-static char seg[128];
-
-static int seg_setup(void **state)
-{
-	(void)state;
-	snprintf(seg, sizeof(seg), RS_SHM_DIR "/resolute-test-%d",
-	    (int)getpid());
-	unlink(seg);
-	return 0;
-}
-
-static int seg_teardown(void **state)
-{
-	(void)state;
-	unlink(seg);
-	return 0;
-}
-
-static struct rs_rule mkrule(const char *text, unsigned line)
-{
-	struct rs_rule r;
-
-	memset(&r, 0, sizeof(r));
-	r.match.text = (char *)text;
-	r.line = line;
-	return r;
-}
+#include "unit/segment_fixture.h"
 
 static void test_shm_create_and_share(void **state)
 {
@@ -431,7 +405,8 @@ static void test_shm_path(void **state)
 	    real, sizeof(real)), 0);
 	assert_string_equal(real, "<built-in>");
 	assert_int_equal(strncmp(path, "/dev/shm/resolute-1000-", 23), 0);
-	assert_int_equal(strlen(path), 23 + 16);
+	assert_int_equal(strlen(path), 23 + 16 + 3);
+	assert_string_equal(path + 23 + 16, "-v2");
 	/* One file under two spellings is one budget. */
 	assert_int_equal(rs_shm_path("/etc/../etc/passwd", 0, path,
 	    sizeof(path), real, sizeof(real)), 0);

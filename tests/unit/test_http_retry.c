@@ -129,7 +129,7 @@ static void test_inject(void **state)
 	char copy[256];
 
 	(void)state;
-	s.inject_key = true;
+	s.idempotency_key = RS_HTTP_KEY_INJECT;
 	rs_hr_init(&r, &s, NULL);
 	/* The head arrives in two writes; nothing is sent until it is whole. */
 	assert_true(rs_hr_holding(&r));
@@ -207,6 +207,18 @@ static void test_reconnect(void **state)
 	assert_true(r.reconnect);
 	assert_non_null(rs_hr_resend(&r, &len));
 	assert_int_equal(judge(&r, ok), RS_HR_SHOW);
+	rs_hr_free(&r);
+	/* A resent request lost to a closed idle connection goes again. */
+	rs_hr_init(&r, &s, NULL);
+	write_all(&r, get);
+	assert_false(rs_hr_lost(&r));		/* not resent: the program's */
+	assert_int_equal(judge(&r, busy), RS_HR_RETRY);
+	assert_non_null(retry(&r, busy, &len));
+	assert_true(rs_hr_lost(&r));
+	assert_int_equal(r.phase, RS_HR_WAIT);
+	assert_true(r.reconnect);
+	assert_non_null(rs_hr_resend(&r, &len));
+	assert_int_equal(r.attempt, 2);		/* the same attempt */
 	rs_hr_free(&r);
 	/* A request that said Connection: close is not followed by another. */
 	rs_hr_init(&r, &s, NULL);

@@ -64,6 +64,24 @@ static void assert_spec_defaults(const struct rs_settings *s)
 	assert_memory_equal(s, &want, sizeof(want));
 }
 
+/* failover: on|off and the dns class, in the defaults and per rule. */
+static void test_failover_and_dns(void **state)
+{
+	struct rs_policy *p = load_ok("tests/fixtures/valid/failover.yaml");
+	const struct rs_rule *r = p->rules;
+
+	(void)state;
+	assert_int_equal(p->defaults.failover, 0);
+	assert_int_equal(p->defaults.retry_on, RS_CLASS_REFUSED | RS_CLASS_DNS);
+	assert_int_equal(r[0].settings.failover, 1);
+	assert_int_equal(r[0].set, RS_KEY_FAILOVER);
+	assert_int_equal(r[0].settings.retry_on,
+	    RS_CLASS_REFUSED | RS_CLASS_DNS);
+	assert_int_equal(r[1].settings.failover, 0);
+	assert_int_equal(r[1].settings.retry_on, RS_CLASS_TIMEOUT);
+	rs_policy_free(p);
+}
+
 static void test_inheritance(void **state)
 {
 	struct rs_policy *p = load_ok("tests/fixtures/valid/inherit.yaml");
@@ -351,6 +369,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_inheritance),
 		cmocka_unit_test(test_invalid_fixtures),
+		cmocka_unit_test(test_failover_and_dns),
 		cmocka_unit_test(test_shipped_policies),
 		cmocka_unit_test(test_builtin_equals_file),
 		cmocka_unit_test(test_unreadable),

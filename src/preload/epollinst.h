@@ -1,0 +1,127 @@
+/*
+ * epollinst.h - what the library keeps per epoll instance: the records of
+ * the registrations it looks after, their timers, and the kernel's copy
+ * of each registration.
+ *
+ * An instance is found from its epoll descriptor without a lock (a table
+ * indexed by number); everything inside it is guarded by its own mutex,
+ * so waits and epoll_ctl calls on unrelated instances never contend.  The
+ * mutex is never held across a wait or anything else that can block (the
+ * system calls made under it are non-blocking epoll_ctl, connect steps
+ * and zero-timeout polls; log lines never block).  Instances are never
+ * freed: a closed one is emptied and its slot reused by the next epoll
+ * descriptor with that number, so a racing lookup never sees freed memory.
+ */
+#ifndef RS_EPOLLINST_H
+#define RS_EPOLLINST_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+
+#include "heap.h"
+
+/* data.u64 of a registration the library made: tag in the high half. */
+#define RS_EPT_TAG 0x52534c5600000000ULL	/* "RSLV" */
+#define RS_EPT_TAG_MASK 0xffffffff00000000ULL
+
+/* What the kernel holds for a record. */
+enum rs_ept_kernel {
+	RS_EPT_PROGRAM,		/* the program's own registration */
+	RS_EPT_TAGGED,		/* ours: tagged data, EPOLLOUT, for a connect */
+	RS_EPT_ABSENT,		/* nothing */
+};
+
+/* One registration (epoll instance, fd) of a socket that is or may be
+   managed. */
+struct rs_ept_record {
+	int fd;
+	uint32_t events;	/* the program's registration */
+	epoll_data_t data;
+	enum rs_ept_kernel kmode;
+	bool live;		/* registered by the program (false: kept
+				   after EPOLL_CTL_DEL for the next ADD) */
+	bool pending;		/* on the instance's pending list */
+	bool disarmed;		/* one-shot fired: the program re-arms */
+	bool reported;		/* the connect's failure was reported */
+	bool restore;		/* LT failure: the program's registration
+				   goes back to the kernel at the next wait */
+	struct rs_heap_node timer;	/* a read/write timeout */
+	struct rs_ept_record *pnext;	/* pending list */
+};
+
+struct rs_ept_instance {
+	pthread_mutex_t lock;
+	int epfd;			/* the number of its slot */
+	unsigned nrecords;		/* atomic: read without the lock */
+	unsigned ntagged;		/* atomic: tagged registrations */
+	unsigned nbusy;			/* atomic: pending + timers */
+	struct rs_ept_record **by_fd;	/* indexed by fd, cap entries */
+	unsigned cap;
+	struct rs_heap timers;
+	struct rs_ept_record *pend;	/* connects under way, failures to
+					   report, registrations to restore */
+	struct rs_ept_instance *next;	/* all instances, append-only */
+};
+
+/* Returns the instance of epfd, or NULL; lock-free. */
+struct rs_ept_instance *rs_epi_find(int epfd);
+
+/* Returns the instance of epfd, making it; NULL on no memory. */
+struct rs_ept_instance *rs_epi_get(int epfd);
+
+/* The first of all instances ever made (follow ->next); lock-free. */
+struct rs_ept_instance *rs_epi_all(void);
+
+/* Total records in all instances (atomic load). */
+unsigned rs_epi_total(void);
+
+/* Total tagged registrations in all instances (atomic load). */
+unsigned rs_epi_tagged_total(void);
+
+/* With i locked: the record of fd, or NULL. */
+struct rs_ept_record *rs_epi_record(struct rs_ept_instance *i, int fd);
+
+/*
+ * With i locked: the record of fd, made or reused (a record kept after a
+ * DEL, or a stale one), live, absent from the kernel, everything else
+ * cleared; NULL on no memory.
+ */
+struct rs_ept_record *rs_epi_add(struct rs_ept_instance *i, int fd);
+
+/*
+ * With i locked: r is no longer registered (EPOLL_CTL_DEL): cleared and
+ * kept, not live, so that the next ADD of the fd allocates nothing.  The
+ * kernel is not touched.
+ */
+void rs_epi_idle(struct rs_ept_instance *i, struct rs_ept_record *r);
+
+/* With i locked: frees r (the kernel is not touched). */
+void rs_epi_drop(struct rs_ept_instance *i, struct rs_ept_record *r);
+
+/* With i locked: drops every record (the epoll fd was closed). */
+void rs_epi_clear(struct rs_ept_instance *i);
+
+/* With i locked: puts r on the pending list (once). */
+void rs_epi_pend(struct rs_ept_instance *i, struct rs_ept_record *r);
+
+/* With i locked: takes r off the pending list. */
+void rs_epi_unpend(struct rs_ept_instance *i, struct rs_ept_record *r);
+
+/* With i locked: arms r's timer at when_ms (RS_NEVER: disarms it). */
+void rs_epi_timer(struct rs_ept_instance *i, struct rs_ept_record *r,
+    int64_t when_ms);
+
+/*
+ * With i locked: makes the kernel hold mode for r: the program's
+ * registration, the tagged EPOLLOUT of a pending connect, or nothing.
+ * Keeps the tagged count.  Returns 0 or -errno of the epoll_ctl.
+ */
+int rs_epi_set_kernel(struct rs_ept_instance *i, struct rs_ept_record *r,
+    enum rs_ept_kernel mode);
+
+/* epoll_ctl through libc, -errno on failure; errno is left alone. */
+int rs_epi_kctl(int epfd, int op, int fd, uint32_t events, epoll_data_t d);
+
+#endif /* RS_EPOLLINST_H */

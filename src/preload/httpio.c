@@ -1,0 +1,249 @@
+/*
+ * httpio.c - the read and write paths with HTTP/1.x status retries: each
+ * call settles the response first (reads) or tracks the request (writes),
+ * then goes through io.c as any managed call does.  See httpio.h.
+ */
+#include "httpio.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "httpretry.h"
+
+void rs_hio_untracked(struct rs_fd *e)
+{
+	struct rs_hconn *h = rs_hconn_enter(e);
+
+	if (h != NULL) {
+		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
+		rs_hconn_leave(e, h);
+	}
+}
+
+/*
+ * Settles the response before a read.  Returns the connection state to
+ * feed afterwards (NULL: read the plain way) and in *err an error that
+ * ends the call instead (0 for none).
+ */
+static struct rs_hconn *before_read(struct rs_fd **e, int fd, int flags,
+    int *err)
+{
+	struct rs_hconn *h;
+
+	*err = 0;
+	if (!rs_hio_wanted(*e) || (h = rs_hconn_enter(*e)) == NULL)
+		return NULL;
+	*err = rs_hconn_settle(h, *e, fd, (flags & MSG_DONTWAIT) != 0);
+	/* A reconnect made a new entry for fd (the same slot, or none). */
+	struct rs_fd *now = rs_fd_get(fd);
+
+	if (*err != 0 || now == NULL) {
+		rs_hconn_leave(*e, h);
+		if (now == NULL && *err == 0)
+			*err = -ECONNRESET;
+		return NULL;
+	}
+	*e = now;
+	return h;
+}
+
+/* Feeds what a read returned (r bytes of buf; 0 is end of file). */
+static void after_read(struct rs_fd *e, struct rs_hconn *h, const void *buf,
+    size_t asked, ssize_t r, int flags)
+{
+	if (r >= 0 && !(flags & MSG_PEEK) && (r > 0 || asked > 0))
+		rs_hr_read(&h->m, buf, (size_t)r);
+	rs_hconn_leave(e, h);
+}
+
+ssize_t rs_hio_recv(struct rs_fd *e, int fd, void *buf, size_t n, int flags)
+{
+	int err;
+	struct rs_hconn *h = before_read(&e, fd, flags, &err);
+	ssize_t r;
+
+	if (err != 0)
+		return err;
+	r = rs_io_recv(e, fd, buf, n, flags);
+	if (h != NULL)
+		after_read(e, h, buf, n, r, flags);
+	return r;
+}
+
+ssize_t rs_hio_read(struct rs_fd *e, int fd, void *buf, size_t n)
+{
+	int err;
+	struct rs_hconn *h = before_read(&e, fd, 0, &err);
+	ssize_t r;
+
+	if (err != 0)
+		return err;
+	r = rs_io_read(e, fd, buf, n);
+	if (h != NULL)
+		after_read(e, h, buf, n, r, 0);
+	return r;
+}
+
+ssize_t rs_hio_recvfrom(struct rs_fd *e, int fd, void *buf, size_t n,
+    int flags, struct sockaddr *sa, socklen_t *len)
+{
+	int err;
+	struct rs_hconn *h = before_read(&e, fd, flags, &err);
+	ssize_t r;
+
+	if (err != 0)
+		return err;
+	r = rs_io_recvfrom(e, fd, buf, n, flags, sa, len);
+	if (h != NULL)
+		after_read(e, h, buf, n, r, flags);
+	return r;
+}
+
+static size_t iov_total(const struct iovec *iov, int cnt)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < cnt; i++)
+		n += iov[i].iov_len;
+	return n;
+}
+
+/* Feeds what a scattered read returned. */
+static void after_readv(struct rs_fd *e, struct rs_hconn *h,
+    const struct iovec *iov, int cnt, ssize_t r, int flags)
+{
+	if (r > 0 && !(flags & MSG_PEEK))
+		rs_hconn_read_iov(h, iov, cnt, (size_t)r);
+	else if (r == 0 && iov_total(iov, cnt) > 0 && !(flags & MSG_PEEK))
+		rs_hr_read(&h->m, NULL, 0);
+	rs_hconn_leave(e, h);
+}
+
+ssize_t rs_hio_readv(struct rs_fd *e, int fd, const struct iovec *iov,
+    int cnt)
+{
+	int err;
+	struct rs_hconn *h = before_read(&e, fd, 0, &err);
+	ssize_t r;
+
+	if (err != 0)
+		return err;
+	r = rs_io_readv(e, fd, iov, cnt);
+	if (h != NULL)
+		after_readv(e, h, iov, cnt, r, 0);
+	return r;
+}
+
+ssize_t rs_hio_recvmsg(struct rs_fd *e, int fd, struct msghdr *msg,
+    int flags)
+{
+	int err;
+	struct rs_hconn *h = before_read(&e, fd, flags, &err);
+	ssize_t r;
+
+	if (err != 0)
+		return err;
+	r = rs_io_recvmsg(e, fd, msg, flags);
+	if (h != NULL)
+		after_readv(e, h, msg->msg_iov, (int)msg->msg_iovlen, r, flags);
+	return r;
+}
+
+ssize_t rs_hio_send(struct rs_fd *e, int fd, const void *buf, size_t n,
+    int flags)
+{
+	struct rs_hconn *h;
+	ssize_t r;
+
+	if (!rs_hio_wanted(e) || (h = rs_hconn_enter(e)) == NULL)
+		return rs_io_send(e, fd, buf, n, flags);
+	r = rs_hconn_write(h, e, fd, buf, n, flags);
+	rs_hconn_leave(e, h);
+	return r;
+}
+
+ssize_t rs_hio_write(struct rs_fd *e, int fd, const void *buf, size_t n)
+{
+	struct rs_hconn *h;
+	ssize_t r;
+
+	if (!rs_hio_wanted(e) || (h = rs_hconn_enter(e)) == NULL)
+		return rs_io_write(e, fd, buf, n);
+	r = rs_hconn_write(h, e, fd, buf, n, 0);
+	rs_hconn_leave(e, h);
+	return r;
+}
+
+ssize_t rs_hio_sendto(struct rs_fd *e, int fd, const void *buf, size_t n,
+    int flags, const struct sockaddr *sa, socklen_t len)
+{
+	if (sa == NULL)
+		return rs_hio_send(e, fd, buf, n, flags);
+	if (rs_hio_wanted(e))
+		rs_hio_untracked(e);
+	return rs_io_sendto(e, fd, buf, n, flags, sa, len);
+}
+
+/*
+ * A gathered write while a head is held: each buffer in turn through the
+ * holding path, stopping at the first that does not go whole.
+ */
+static ssize_t write_each(struct rs_hconn *h, struct rs_fd *e, int fd,
+    const struct iovec *iov, int cnt, int flags)
+{
+	ssize_t total = 0, r;
+
+	for (int i = 0; i < cnt; i++) {
+		r = rs_hconn_write(h, e, fd, iov[i].iov_base, iov[i].iov_len,
+		    flags);
+		if (r < 0)
+			return total > 0 ? total : r;
+		total += r;
+		if ((size_t)r < iov[i].iov_len)
+			break;
+	}
+	return total;
+}
+
+ssize_t rs_hio_writev(struct rs_fd *e, int fd, const struct iovec *iov,
+    int cnt)
+{
+	struct rs_hconn *h;
+	ssize_t r;
+
+	if (!rs_hio_wanted(e) || (h = rs_hconn_enter(e)) == NULL)
+		return rs_io_writev(e, fd, iov, cnt);
+	if (rs_hr_holding(&h->m)) {
+		r = write_each(h, e, fd, iov, cnt, 0);
+	} else {
+		r = rs_io_writev(e, fd, iov, cnt);
+		if (r > 0)
+			rs_hconn_sent_iov(h, iov, cnt, (size_t)r);
+	}
+	rs_hconn_leave(e, h);
+	return r;
+}
+
+ssize_t rs_hio_sendmsg(struct rs_fd *e, int fd, const struct msghdr *msg,
+    int flags)
+{
+	struct rs_hconn *h;
+	ssize_t r;
+
+	if (!rs_hio_wanted(e) || (h = rs_hconn_enter(e)) == NULL)
+		return rs_io_sendmsg(e, fd, msg, flags);
+	if (msg->msg_name != NULL || msg->msg_controllen > 0) {
+		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
+		r = rs_io_sendmsg(e, fd, msg, flags);
+	} else if (rs_hr_holding(&h->m)) {
+		r = write_each(h, e, fd, msg->msg_iov, (int)msg->msg_iovlen,
+		    flags);
+	} else {
+		r = rs_io_sendmsg(e, fd, msg, flags);
+		if (r > 0)
+			rs_hconn_sent_iov(h, msg->msg_iov,
+			    (int)msg->msg_iovlen, (size_t)r);
+	}
+	rs_hconn_leave(e, h);
+	return r;
+}

@@ -1,0 +1,49 @@
+/*
+ * httpio.h - the read and write paths of managed sockets, with HTTP/1.x
+ * status retries (httpretry.h) on connections whose rule enables them.
+ *
+ * Each function has the signature and the result of its rs_io_*
+ * counterpart (io.h), which it calls.  On a connection without `http` the
+ * cost is one test (rs_hio_wanted) before going to rs_io_* directly.
+ * recvmmsg and sendmmsg are not followed: they make the connection pass
+ * through.  Thread-safe as httpretry.h says.
+ */
+#ifndef RS_HTTPIO_H
+#define RS_HTTPIO_H
+
+#include <stdbool.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "fdtable.h"
+#include "io.h"
+
+/* Whether the HTTP engine may have anything to do with e. */
+static inline bool rs_hio_wanted(const struct rs_fd *e)
+{
+	return !e->http_off && (e->http != NULL || e->settings->http.enabled);
+}
+
+ssize_t rs_hio_read(struct rs_fd *e, int fd, void *buf, size_t n);
+ssize_t rs_hio_readv(struct rs_fd *e, int fd, const struct iovec *iov,
+    int cnt);
+ssize_t rs_hio_recv(struct rs_fd *e, int fd, void *buf, size_t n, int flags);
+ssize_t rs_hio_recvfrom(struct rs_fd *e, int fd, void *buf, size_t n,
+    int flags, struct sockaddr *sa, socklen_t *len);
+ssize_t rs_hio_recvmsg(struct rs_fd *e, int fd, struct msghdr *msg,
+    int flags);
+ssize_t rs_hio_write(struct rs_fd *e, int fd, const void *buf, size_t n);
+ssize_t rs_hio_writev(struct rs_fd *e, int fd, const struct iovec *iov,
+    int cnt);
+ssize_t rs_hio_send(struct rs_fd *e, int fd, const void *buf, size_t n,
+    int flags);
+ssize_t rs_hio_sendto(struct rs_fd *e, int fd, const void *buf, size_t n,
+    int flags, const struct sockaddr *sa, socklen_t len);
+ssize_t rs_hio_sendmsg(struct rs_fd *e, int fd, const struct msghdr *msg,
+    int flags);
+
+/* recvmmsg/sendmmsg (and anything else not followed): pass through. */
+void rs_hio_untracked(struct rs_fd *e);
+
+#endif /* RS_HTTPIO_H */

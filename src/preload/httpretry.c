@@ -1,0 +1,513 @@
+/*
+ * httpretry.c - the HTTP/1.x status retry engine (SPEC 9): peeks at and
+ * judges responses, consumes retried ones, waits Retry-After or the
+ * backoff, reconnects on the same descriptor, sends requests again.
+ *
+ * Everything here runs inside one program call on one connection (see
+ * httpretry.h); the decisions are the pure machine's (http_retry.c).
+ */
+#include "httpretry.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "backoff.h"
+#include "budget.h"
+#include "clock.h"
+#include "connect.h"
+#include "dest.h"
+#include "io.h"
+#include "log.h"
+#include "real.h"
+#include "rng.h"
+#include "sigrestart.h"
+#include "runtime.h"
+#include "stats.h"
+
+static void release(struct rs_fd *e);
+
+struct rs_hconn *rs_hconn_enter(struct rs_fd *e)
+{
+	struct rs_hconn *h = e->http;
+
+	if (e->http_off || (h == NULL && !e->settings->http.enabled))
+		return NULL;
+	if (h == NULL) {
+		h = calloc(1, sizeof(*h));
+		if (h == NULL) {
+			e->http_off = true;
+			return NULL;
+		}
+		rs_hr_init(&h->m, &e->settings->http, NULL);
+		rs_fd_http_release = release;
+		e->http = h;
+	}
+	if (h->m.phase == RS_HR_PASS)
+		return NULL;
+	if (__atomic_exchange_n(&h->busy, 1, __ATOMIC_ACQUIRE)) {
+		h->conflict = true;
+		return NULL;
+	}
+	return h;
+}
+
+void rs_hconn_leave(struct rs_fd *e, struct rs_hconn *h)
+{
+	(void)e;
+	if (h->orphan) {
+		rs_hr_free(&h->m);
+		free(h);
+		return;
+	}
+	if (h->conflict)
+		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
+	__atomic_store_n(&h->busy, 0, __ATOMIC_RELEASE);
+}
+
+/* The table's release hook: a forgotten entry's state goes with it. */
+static void release(struct rs_fd *e)
+{
+	rs_hconn_drop(e);
+}
+
+void rs_hconn_drop(struct rs_fd *e)
+{
+	struct rs_hconn *h = e->http;
+
+	e->http = NULL;
+	e->http_off = false;
+	if (h != NULL) {
+		rs_hr_free(&h->m);
+		free(h);
+	}
+}
+
+/*
+ * Waits until fd has `events`, or until the monotonic time `until`
+ * (RS_NEVER: no limit).  Returns 1, 0 on timeout, or -errno.  Signals do
+ * not end the wait: the program's handlers run, and the library's wait
+ * for the response it is fetching goes on.
+ */
+static int wait_fd(int fd, short events, int64_t until)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	int64_t now;
+	int r;
+
+	for (;;) {
+		now = rs_clock_now_ms();
+		if (until != RS_NEVER && now >= until)
+			return 0;
+		r = rs_real_poll(&p, 1, rs_clock_remaining_ms(until, now));
+		if (r > 0)
+			return 1;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+/* When a wait for the response ends: read_timeout and the deadline. */
+static int64_t read_until(const struct rs_fd *e)
+{
+	const struct rs_runtime *rt = rs_runtime_get();
+	int64_t until = rt->deadline_ms;
+	uint32_t t = e->settings->read_timeout_ms;
+
+	if (t != RS_OFF)
+		until = rs_clock_min(until, rs_clock_now_ms() + t);
+	return until;
+}
+
+static int64_t write_until(const struct rs_fd *e)
+{
+	const struct rs_runtime *rt = rs_runtime_get();
+	uint32_t t = e->settings->write_timeout_ms;
+
+	return t == RS_OFF ? rt->deadline_ms :
+	    rs_clock_min(rt->deadline_ms, rs_clock_now_ms() + t);
+}
+
+/* Sends p[0..n) whole, waiting for room as needed. */
+static int send_all(struct rs_fd *e, int fd, const char *p, size_t n)
+{
+	int64_t until = write_until(e);
+	ssize_t k;
+	int r;
+
+	while (n > 0) {
+		k = rs_real_send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (k > 0) {
+			p += k;
+			n -= (size_t)k;
+			continue;
+		}
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+			return k == 0 ? -EPIPE : -errno;
+		r = wait_fd(fd, POLLOUT, until);
+		if (r <= 0)
+			return r == 0 ? -ETIMEDOUT : r;
+	}
+	rs_fd_touch(e, rs_clock_now_ms());
+	return 0;
+}
+
+/*
+ * Waits for more than `have` queued bytes: SO_RCVLOWAT makes poll wait
+ * for them (Linux tcp_poll honours it), and the program's value is put
+ * back at once.
+ */
+static int wait_more(int fd, size_t have, int64_t until)
+{
+	int old = 1, want = (int)have + 1, r;
+	socklen_t len = sizeof(old);
+
+	rs_real_getsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &old, &len);
+	rs_real_setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &want, sizeof(want));
+	r = wait_fd(fd, POLLIN, until);
+	rs_real_setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &old, sizeof(old));
+	return r;
+}
+
+/* Formats "host:port" (or the address) for log lines, into dest. */
+static void describe(const struct rs_fd *e, struct rs_dest *d, char *dest,
+    size_t dlen)
+{
+	const char *port;
+
+	rs_dest_format(e, d);
+	port = strrchr(d->addr, ':');
+	if (e->host[0] != '\0' && port != NULL)
+		snprintf(dest, dlen, "%s%s", e->host, port);
+	else
+		snprintf(dest, dlen, "%s", d->addr);
+}
+
+/* Copies s for a JSON string: quotes, backslashes and controls become '?'. */
+static void json_safe(char *out, size_t cap, const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i] != '\0' && i + 1 < cap; i++)
+		out[i] = (s[i] == '"' || s[i] == '\\' ||
+		    (unsigned char)s[i] < 0x20) ? '?' : s[i];
+	out[i] = '\0';
+}
+
+static void log_http(const struct rs_fd *e, const struct rs_hconn *h,
+    enum rs_log_level level, int64_t wait_ms, const char *outcome)
+{
+	const struct rs_http_response *res = &h->m.t.res;
+	const char *method = rs_http_method_name(h->m.t.req.method);
+	char dest[RS_HOST_MAX + 16], target[RS_HTTP_TARGET_MAX], extra[512];
+	char after[RS_HTTP_VALUE_MAX];
+	struct rs_dest d;
+	struct rs_log_fields f;
+
+	if (!rs_log_enabled(level))
+		return;
+	describe(e, &d, dest, sizeof(dest));
+	f = rs_dest_log_fields(e, &d, wait_ms >= 0 ? "http_retry" :
+	    "http_give_up");
+	f.attempt = (int)h->m.attempt;
+	f.attempts = (int)h->m.s->attempts;
+	f.wait_ms = wait_ms;
+	f.json_extra = extra;
+	json_safe(target, sizeof(target), h->m.t.req.target);
+	json_safe(after, sizeof(after), res->retry_after);
+	snprintf(extra, sizeof(extra), "\"status\":%u,\"method\":\"%s\","
+	    "\"target\":\"%s\",\"retry_after\":%s%s%s", res->status, method,
+	    target, res->has_retry_after ? "\"" : "null",
+	    res->has_retry_after ? after : "",
+	    res->has_retry_after ? "\"" : "");
+	rs_log(level, &f, "http %u from %s %s %s attempt %u/%u; %s",
+	    res->status, dest, method, h->m.t.req.target, h->m.attempt,
+	    h->m.s->attempts, outcome);
+}
+
+/* The response is handed over although its status is retried: why. */
+static void gave_up(const struct rs_fd *e, struct rs_hconn *h,
+    const char *why)
+{
+	char outcome[160];
+
+	snprintf(outcome, sizeof(outcome), "giving up (%s)", why);
+	rs_stats_add(e->rule, RS_STAT_HTTP_GIVE_UPS);
+	log_http(e, h, RS_LOG_WARN, -1, outcome);
+}
+
+static const char *judge_why(const struct rs_hconn *h)
+{
+	if (h->m.attempt >= h->m.s->attempts)
+		return "attempts";
+	if (h->m.t.res.has_retry_after)
+		return "Retry-After above retry_after_cap";
+	return "response head too large";
+}
+
+/*
+ * A RETRY verdict: the wait comes from Retry-After or the backoff; the
+ * deadline and the retry budget may still refuse it.  Returns the wait in
+ * ms, or -1 after handing the response to the program.
+ */
+static int64_t allow(struct rs_fd *e, struct rs_hconn *h)
+{
+	const struct rs_runtime *rt = rs_runtime_get();
+	const struct rs_settings *s = e->settings;
+	int64_t now = rs_clock_now_ms(), wait = h->m.wait_ms;
+	bool header = h->m.wait_ms != RS_HR_BACKOFF;
+
+	if (!header) {
+		wait = rs_backoff_wait_ms(&s->backoff, h->m.attempt - 1,
+		    rs_rng_uniform(), h->prev_wait_ms);
+		h->prev_wait_ms = (uint32_t)wait;
+	}
+	if (rt->deadline_ms != RS_NEVER && now + wait >= rt->deadline_ms) {
+		rs_hr_give_up(&h->m);
+		gave_up(e, h, "deadline");
+		return -1;
+	}
+	if (!rs_budget_take_retry(rt->policy, e->rule, s, now)) {
+		rs_hr_give_up(&h->m);
+		gave_up(e, h, "budget_exhausted");
+		return -1;
+	}
+	rs_hr_retry(&h->m);
+	rs_stats_add(e->rule, RS_STAT_HTTP_RETRIES);
+	char outcome[96];
+	snprintf(outcome, sizeof(outcome), "retrying in %lld ms (%s)",
+	    (long long)wait, header ? "Retry-After" : "backoff");
+	log_http(e, h, RS_LOG_WARN, wait, outcome);
+	return wait;
+}
+
+/*
+ * A new connection on the same descriptor for a response that did not
+ * allow keep-alive: the old one is dissolved (connect(AF_UNSPEC)) and a
+ * logical connect made as the program's own would be, blocking, so that
+ * connect retries, failover and budgets apply.
+ */
+static int reconnect(struct rs_fd *e, int fd)
+{
+	struct sockaddr_storage addr = e->addr;
+	socklen_t len = e->addrlen;
+	struct sockaddr unspec = { .sa_family = AF_UNSPEC };
+	struct rs_hconn *h = e->http;
+	int fl = rs_real_fcntl(fd, F_GETFL, 0), r;
+
+	rs_real_connect(fd, &unspec, sizeof(unspec));
+	e->http = NULL;
+	rs_fd_forget(fd);
+	if (fl >= 0 && (fl & O_NONBLOCK))
+		rs_real_fcntl(fd, F_SETFL, (uintptr_t)(fl & ~O_NONBLOCK));
+	r = rs_connect(fd, (struct sockaddr *)&addr, len);
+	if (fl >= 0 && (fl & O_NONBLOCK))
+		rs_real_fcntl(fd, F_SETFL, (uintptr_t)fl);
+	e = rs_fd_get(fd);
+	if (e == NULL) {
+		/* Unmanaged now: rs_hconn_leave() frees the state. */
+		h->orphan = true;
+		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
+		return r < 0 ? r : -ECONNRESET;
+	}
+	e->http = h;
+	e->nonblocking = fl >= 0 && (fl & O_NONBLOCK);
+	return r;
+}
+
+/* DRAIN: consumes the retried response, then WAIT. */
+static int drain(struct rs_fd *e, struct rs_hconn *h, int fd)
+{
+	int64_t until = read_until(e);
+	size_t rest;
+	ssize_t n;
+	int r;
+
+	while (h->m.phase == RS_HR_DRAIN) {
+		n = rs_real_recv(fd, h->buf, sizeof(h->buf), MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			r = wait_fd(fd, POLLIN, until);
+			if (r < 0)
+				return r;
+			if (r > 0)
+				continue;
+			n = 0;	/* silent: give the connection up */
+		}
+		rs_hr_drain(&h->m, h->buf, n < 0 ? 0 : (size_t)n, &rest);
+	}
+	return 0;
+}
+
+/* WAIT: sleeps, reconnects if needed, sends the request again. */
+static int resend(struct rs_fd *e, struct rs_hconn *h, int fd, int64_t wait)
+{
+	const char *p;
+	size_t len;
+	int r;
+
+	if (wait > 0)
+		wait_fd(-1, 0, rs_clock_now_ms() + wait);
+	h->reused = !h->m.reconnect;
+	if (h->m.reconnect) {
+		r = reconnect(e, fd);
+		if (r < 0) {
+			rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
+			return r;
+		}
+		e = rs_fd_get(fd);
+	}
+	p = rs_hr_resend(&h->m, &len);
+	if (p == NULL)
+		return -ECONNRESET;
+	r = send_all(e, fd, p, len);
+	/* The server closed the idle connection: once more, on a new one. */
+	if (h->reused && (r == -EPIPE || r == -ECONNRESET) &&
+	    rs_hr_lost(&h->m)) {
+		h->reused = false;
+		return resend(e, h, fd, 0);
+	}
+	if (r < 0)
+		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
+	return r;
+}
+
+/*
+ * AWAIT: looks at the queued response.  Returns 1 when it was judged
+ * (SHOW or a retry done), 0 when more bytes are needed and were waited
+ * for, or -errno.  may_fail: an empty queue may end a non-blocking read
+ * with EAGAIN (nothing was consumed behind the program's back yet).
+ */
+static int judge(struct rs_fd *e, struct rs_hconn *h, int fd, bool may_fail,
+    bool dontwait)
+{
+	int64_t until = read_until(e), wait;
+	/* A blocking socket with no time limit blocks in the peek itself. */
+	bool block = !dontwait && !e->nonblocking && until == RS_NEVER;
+	ssize_t n = rs_real_recv(fd, h->buf, sizeof(h->buf),
+	    MSG_PEEK | (block ? 0 : MSG_DONTWAIT));
+	enum rs_hr_verdict v;
+	int r;
+
+	if (n < 0 && errno == EINTR)
+		return rs_signals_restart() ? 0 : -EINTR;
+	/* The program's own SO_RCVTIMEO ended the wait: its timeout. */
+	if (n < 0 && block && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return -EAGAIN;
+	if (n < 0 && errno == ECONNRESET && h->reused)
+		n = 0;	/* a reset idle connection: as an end of file */
+	if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);	/* the read says why */
+		return 1;
+	}
+	if (n < 0) {
+		if (may_fail && (dontwait || e->nonblocking))
+			return -EAGAIN;
+		r = wait_fd(fd, POLLIN, until);
+		return r == 0 ? -ETIMEDOUT : r < 0 ? r : 0;
+	}
+	/* A resent request on a connection the server closed meanwhile. */
+	if (n == 0 && h->reused && rs_hr_lost(&h->m)) {
+		h->reused = false;
+		return resend(e, h, fd, 0) < 0 ? -ECONNRESET : 1;
+	}
+	v = rs_hr_judge(&h->m, h->buf, (size_t)n, n == sizeof(h->buf),
+	    n == 0, rs_clock_epoch_ms());
+	if (v == RS_HR_MORE) {
+		r = wait_more(fd, (size_t)n, until);
+		return r == 0 ? -ETIMEDOUT : r < 0 ? r : 0;
+	}
+	if (v == RS_HR_SHOW) {
+		if (h->m.gave_up)
+			gave_up(e, h, judge_why(h));
+		return 1;
+	}
+	wait = allow(e, h);
+	if (wait < 0)
+		return 1;
+	r = drain(e, h, fd);
+	return r < 0 ? r : resend(e, h, fd, wait) < 0 ? -ECONNRESET : 1;
+}
+
+int rs_hconn_settle(struct rs_hconn *h, struct rs_fd *e, int fd,
+    bool dontwait)
+{
+	unsigned first = h->m.attempt;
+	int r;
+
+	/*
+	 * Each round judges, or retries once: bounded by attempts.  Once a
+	 * retry consumed what the program's wait had reported, a read that
+	 * would not block still waits for the next response: the program was
+	 * told there is something to read, and so there must be.
+	 */
+	while (h->m.phase == RS_HR_AWAIT) {
+		r = judge(e, h, fd, h->m.attempt == first, dontwait);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+ssize_t rs_hconn_write(struct rs_hconn *h, struct rs_fd *e, int fd,
+    const char *p, size_t n, int flags)
+{
+	uint8_t rnd[16] = { 0 };
+	size_t held = 0, len;
+	const char *kept;
+	bool flush = false;
+	ssize_t k;
+	int r;
+
+	if (rs_hr_holding(&h->m)) {
+		if (h->m.s->idempotency_key == RS_HTTP_KEY_INJECT)
+			syscall(SYS_getrandom, rnd, sizeof(rnd), 0);
+		held = rs_hr_hold(&h->m, p, n, rnd, &flush);
+		if (flush) {
+			kept = rs_http_kept(&h->m.t, &len);
+			r = kept ? send_all(e, fd, kept, len) : 0;
+			if (r < 0)
+				return r;
+		}
+		if (held == n)
+			return (ssize_t)n;
+	}
+	k = rs_io_send(e, fd, p + held, n - held, flags);
+	if (k < 0)
+		return held > 0 ? (ssize_t)held : k;
+	rs_hr_sent(&h->m, p + held, (size_t)k);
+	return (ssize_t)held + k;
+}
+
+/* Feeds the first n bytes that iov[0..cnt) held, buffer by buffer. */
+static void each_iov(struct rs_hconn *h, const struct iovec *iov, int cnt,
+    size_t n, void (*feed)(struct rs_hr *, const char *, size_t))
+{
+	for (int i = 0; i < cnt && n > 0; i++) {
+		size_t k = iov[i].iov_len < n ? iov[i].iov_len : n;
+
+		feed(&h->m, iov[i].iov_base, k);
+		n -= k;
+	}
+}
+
+void rs_hconn_sent_iov(struct rs_hconn *h, const struct iovec *iov, int cnt,
+    size_t n)
+{
+	each_iov(h, iov, cnt, n, rs_hr_sent);
+}
+
+void rs_hconn_read_iov(struct rs_hconn *h, const struct iovec *iov, int cnt,
+    size_t n)
+{
+	each_iov(h, iov, cnt, n, rs_hr_read);
+}

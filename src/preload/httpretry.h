@@ -1,0 +1,80 @@
+/*
+ * httpretry.h - HTTP/1.x status retries on managed client connections
+ * (SPEC 9): the engine that does the system calls for the pure retry
+ * machine (http_retry.h).
+ *
+ * Only connections whose rule enables `http` ever get a struct rs_hconn
+ * (made at the first write); on every other one the read and write paths
+ * pay one test of a pointer.  A response is judged where it lies in the
+ * receive queue (MSG_PEEK): one the program will see is left there, so
+ * its bytes reach the program exactly as without the library; only a
+ * retried response is consumed here.  The retry itself (consume the
+ * response, wait, reconnect if needed, send again, judge the next) runs
+ * inside the program's read call that would have returned the response,
+ * so a program never sees a byte of a retried response, blocking or not.
+ *
+ * Thread-safety: a connection is used by one thread at a time; a second
+ * thread that enters while another is inside makes the connection pass
+ * through for good (HTTP/1.x clients do not share a connection so).
+ */
+#ifndef RS_HTTPRETRY_H
+#define RS_HTTPRETRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "fdtable.h"
+#include "http_retry.h"
+
+/* How much of a response head the engine can look at (bigger: shown). */
+#define RS_HCONN_PEEK 16384
+
+struct rs_hconn {
+	struct rs_hr m;
+	uint32_t prev_wait_ms;		/* decorrelated jitter */
+	int busy;			/* a thread is inside (atomic) */
+	bool conflict;			/* another one came meanwhile */
+	bool orphan;			/* its descriptor is no longer managed */
+	bool reused;			/* the last resend reused the connection */
+	char buf[RS_HCONN_PEEK];
+};
+
+/*
+ * Enters the engine for e: returns its connection state, made on first use
+ * when e's rule enables http, or NULL when the call should go the plain
+ * way (no http, pass-through, another thread inside).  Pair with
+ * rs_hconn_leave().
+ */
+struct rs_hconn *rs_hconn_enter(struct rs_fd *e);
+void rs_hconn_leave(struct rs_fd *e, struct rs_hconn *h);
+
+/*
+ * Before the program reads from fd: makes sure that what it reads next is
+ * a response it may see, retrying as the rule allows.  dontwait is true
+ * for MSG_DONTWAIT.  Returns 0 (go on with the read), -EAGAIN (nothing to
+ * read yet, non-blocking), -ETIMEDOUT (read_timeout or the deadline), or
+ * another -errno from a reconnect or a resend.
+ */
+int rs_hconn_settle(struct rs_hconn *h, struct rs_fd *e, int fd,
+    bool dontwait);
+
+/*
+ * The program writes p[0..n): sends it, holding a request head while it
+ * must be edited (idempotency_key: inject).  Returns the bytes taken, or
+ * -errno.
+ */
+ssize_t rs_hconn_write(struct rs_hconn *h, struct rs_fd *e, int fd,
+    const char *p, size_t n, int flags);
+
+/* Feeds the n bytes that iov[0..cnt) held to the machine as sent/read. */
+void rs_hconn_sent_iov(struct rs_hconn *h, const struct iovec *iov, int cnt,
+    size_t n);
+void rs_hconn_read_iov(struct rs_hconn *h, const struct iovec *iov, int cnt,
+    size_t n);
+
+/* Releases e's connection state (close, dup, reuse of the number). */
+void rs_hconn_drop(struct rs_fd *e);
+
+#endif /* RS_HTTPRETRY_H */

@@ -1,0 +1,186 @@
+/*
+ * ktimeo.c - kernel-timed blocking reads and writes on managed sockets.
+ *
+ * Reads only, and not MSG_WAITALL: a read returns as soon as any byte
+ * arrives, so what it returns says when the last activity was; a write or
+ * a WAITALL read that the kernel's timer ends after partial progress
+ * would not say when the progress stopped, and SPEC §6 counts from there.
+ * Writes need no timer in the steady state anyway: with room in the send
+ * buffer, the first non-blocking try completes them.
+ *
+ * The margins: Linux keeps SO_RCVTIMEO in whole ticks, rounded up (4 ms
+ * at HZ=250, 10 ms at HZ=100), and the timer wheel fires a timeout up to
+ * 1/8 of its length late.  With our value set to t - t/8 - 20 ms, the
+ * kernel gives up at most t - 12 ms after the call started, so a call
+ * that starts within SLACK_MS of the last activity is woken before
+ * read_timeout is due, and the slow path's poll makes the timeout exact.
+ */
+#include "ktimeo.h"
+
+#include <errno.h>
+#include <fcntl.h>
+
+#include "clock.h"
+#include "io_timeout.h"
+#include "real.h"
+#include "sigrestart.h"
+
+/* Below this, the margins would leave the kernel little to time. */
+#define MIN_TIMEOUT_MS 200
+#define SLACK_MS 5
+
+/* Entries whose kernel holds our value, so an exec must look. */
+static unsigned g_armed;
+
+static uint32_t ms_of(const struct timeval *tv)
+{
+	return (uint32_t)((int64_t)tv->tv_sec * 1000 +
+	    (tv->tv_usec + 999) / 1000);
+}
+
+static int opt(bool out)
+{
+	return out ? SO_SNDTIMEO : SO_RCVTIMEO;
+}
+
+/* The program's own value, read once from the kernel and then kept. */
+static bool own_value(struct rs_fd *e, int fd, bool out)
+{
+	socklen_t len = sizeof(e->own_tv[out]);
+
+	if (e->own_tmo_known[out])
+		return true;
+	if (rs_real_getsockopt(fd, SOL_SOCKET, opt(out), &e->own_tv[out],
+		&len) < 0)
+		return false;
+	e->own_tmo_ms[out] = ms_of(&e->own_tv[out]);
+	e->own_tmo_known[out] = true;
+	return true;
+}
+
+static void set_ours(struct rs_fd *e, bool out, bool ours)
+{
+	if (e->kt_ours[out] == ours)
+		return;
+	e->kt_ours[out] = ours;
+	__atomic_add_fetch(&g_armed, ours ? 1u : -1u, __ATOMIC_RELAXED);
+	if (ours)
+		e->kt_pid = rs_fd_owner();
+}
+
+/* Makes the kernel hold ms (ours) or the program's own value. */
+static bool put(struct rs_fd *e, int fd, bool out, bool ours, uint32_t ms)
+{
+	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) *
+		1000 };
+	int save = errno;
+
+	if (ours == e->kt_ours[out] && (!ours || ms == e->kt_ms[out]))
+		return true;
+	if (rs_real_setsockopt(fd, SOL_SOCKET, opt(out), ours ? &tv :
+		&e->own_tv[out], sizeof(tv)) < 0) {
+		errno = save;
+		return false;
+	}
+	e->kt_ms[out] = ms;
+	set_ours(e, out, ours);
+	return true;
+}
+
+/*
+ * Which value the kernel must hold for a call whose own timeout is own_ms
+ * under our timeout t: the program's when it must fire first (*ours
+ * false), ours otherwise.  False when neither can stand for the other (the
+ * program's falls within our margin), so the exact path must run.
+ */
+static bool choose(uint32_t t, uint32_t own_ms, uint32_t *ms, bool *ours)
+{
+	uint32_t k = t - t / 8 - 20;
+
+	if (own_ms && own_ms < k) {
+		*ours = false;
+		*ms = own_ms;
+		return true;
+	}
+	if (own_ms && own_ms < t)
+		return false;
+	*ours = true;
+	*ms = k;
+	return true;
+}
+
+bool rs_ktimeo_arm(struct rs_fd *e, int fd, bool out, int flags)
+{
+	const struct rs_settings *s = e->settings;
+	uint32_t t = out ? s->write_timeout_ms : s->read_timeout_ms, ms;
+	bool ours;
+
+	if (out || e->shared || (flags & (MSG_PEEK | MSG_WAITALL)) ||
+	    t == RS_OFF ||
+	    t < MIN_TIMEOUT_MS || rs_io_process_deadline() != RS_NEVER)
+		return false;
+	if (rs_clock_now_ms() - rs_fd_last_activity(e) > SLACK_MS)
+		return false;
+	if (!own_value(e, fd, out) ||
+	    !choose(t, e->own_tmo_ms[out], &ms, &ours))
+		return false;
+	return put(e, fd, out, ours, ms);
+}
+
+int rs_ktimeo_after(struct rs_fd *e, bool out, int r)
+{
+	if (r == -EAGAIN)
+		return e->kt_ours[out] ? 0 : r;
+	/* With a timeout set, Linux never restarts the call after a
+	   handler; without the program's own, it would have. */
+	if (r == -EINTR && e->own_tmo_ms[out] == 0 &&
+	    rs_signals_restart())
+		return 0;
+	return r;
+}
+
+bool rs_ktimeo_own(const struct rs_fd *e, bool out, struct timeval *tv)
+{
+	if (!e->kt_ours[out])
+		return false;
+	*tv = e->own_tv[out];
+	return true;
+}
+
+void rs_ktimeo_set_by_program(struct rs_fd *e, bool out,
+    const struct timeval *tv)
+{
+	if (tv) {
+		e->own_tv[out] = *tv;
+		e->own_tmo_ms[out] = ms_of(tv);
+	}
+	e->own_tmo_known[out] = tv != NULL;
+	/* The kernel holds the program's value now. */
+	set_ours(e, out, false);
+}
+
+void rs_ktimeo_release(struct rs_fd *e, int fd)
+{
+	for (int out = 0; out < 2; out++)
+		if (e->kt_ours[out])
+			put(e, fd, out, false, 0);
+}
+
+/* An exec would pass fd on: its kernel value goes back to the program's. */
+static void release_inherited(int fd, struct rs_fd *e)
+{
+	int save = errno;
+
+	/* A fork child's entries were armed by the parent, which still
+	   relies on them: the socket is shared, so they are left alone. */
+	if ((e->kt_ours[0] || e->kt_ours[1]) && e->kt_pid == rs_fd_owner() &&
+	    !(rs_real_fcntl(fd, F_GETFD, 0) & FD_CLOEXEC))
+		rs_ktimeo_release(e, fd);
+	errno = save;
+}
+
+void rs_ktimeo_before_exec(void)
+{
+	if (__atomic_load_n(&g_armed, __ATOMIC_RELAXED))
+		rs_fd_each(release_inherited);
+}

@@ -1,0 +1,75 @@
+/*
+ * ktimeo.h - the kernel times the blocking reads and writes of managed
+ * sockets: no extra system call in the steady state.
+ *
+ * A blocking read (not MSG_WAITALL) on a connected socket with
+ * read_timeout that starts right after the socket's last activity -- the
+ * common case: a request is written, its answer read -- is made as the
+ * plain blocking system call, with our SO_RCVTIMEO in the kernel, set once
+ * per connection.  (Writes keep their non-blocking first try, which
+ * completes them when the send buffer has room.)  The kernel's timer is set early by a margin that covers
+ * its coarseness (whole ticks, and the timer wheel's up to 1/8 lateness),
+ * so it never fires after read_timeout; when it fires, the exact slow path
+ * (io_block.h) waits out the rest and fails with ETIMEDOUT.  A call that
+ * starts later than that, or whose timeout is short, takes the exact slow
+ * path from the start, as before.
+ *
+ * The program's own SO_RCVTIMEO/SO_SNDTIMEO are merged in (the kernel gets
+ * whichever must fire first) and hidden behind the interposed
+ * getsockopt/setsockopt; the program's values are put back before a dup
+ * (copies share the socket), a disconnect, and an exec or posix_spawn of
+ * this process for sockets that are not close-on-exec.  Thread-safe: the
+ * entry's fields are written by the thread that owns the call, as io.c's.
+ */
+#ifndef RS_KTIMEO_H
+#define RS_KTIMEO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include "fdtable.h"
+
+/*
+ * For the first try of a blocking call in direction out (a write when
+ * true) with these flags: returns true when it may block under the
+ * kernel's timer (ours is in the kernel now, set if needed), false when
+ * it must not block (MSG_DONTWAIT, then the slow path, as before).
+ */
+bool rs_ktimeo_arm(struct rs_fd *e, int fd, bool out, int flags);
+
+/*
+ * After a kernel-timed first try that failed with r (-EAGAIN or -EINTR):
+ * returns r when the program must get it (its own timeout passed, a
+ * signal it does not restart after), or 0 when the slow path is to go on
+ * waiting (our timer fired early, or a restartable signal).
+ */
+int rs_ktimeo_after(struct rs_fd *e, bool out, int r);
+
+/*
+ * getsockopt(SO_RCVTIMEO/SO_SNDTIMEO) of a managed socket: when the kernel
+ * holds ours, *tv gets the program's value and true is returned; false:
+ * the real getsockopt answers.
+ */
+bool rs_ktimeo_own(const struct rs_fd *e, bool out, struct timeval *tv);
+
+/*
+ * The program set SO_RCVTIMEO (out false) or SO_SNDTIMEO to *tv (NULL: to
+ * a value in another format, read back from the kernel when needed).
+ */
+void rs_ktimeo_set_by_program(struct rs_fd *e, bool out,
+    const struct timeval *tv);
+
+/* Puts the program's own values back into the kernel for fd (dup,
+   disconnect). */
+void rs_ktimeo_release(struct rs_fd *e, int fd);
+
+/*
+ * Before exec or posix_spawn: puts the program's values back on every
+ * socket armed by this process that a child would inherit (not
+ * close-on-exec).  Costs one atomic load when none is armed.
+ */
+void rs_ktimeo_before_exec(void);
+
+#endif /* RS_KTIMEO_H */

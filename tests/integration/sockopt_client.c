@@ -1,0 +1,102 @@
+/*
+ * sockopt_client.c - what a program sees of SO_RCVTIMEO on a managed
+ * socket whose reads the kernel times for the library; run by test_ktimeo.
+ *
+ *   sockopt_client inherit PORT
+ *       Connects to 127.0.0.1:PORT (a silent peer), makes one blocking
+ *       read (which the library's read_timeout ends), prints
+ *       "read ERRNAME ms=ELAPSED own=SEC.USEC", then execs itself as
+ *       "show FD" with the socket inherited.
+ *   sockopt_client show FD
+ *       Prints "child SO_RCVTIMEO=SEC.USEC" for the inherited socket.
+ *   sockopt_client own PORT MS
+ *       Sets SO_RCVTIMEO to MS ms, reads, and prints "read ERRNAME
+ *       ms=ELAPSED own=SEC.USEC" (the program's own value read back).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static struct timeval rcvtimeo(int fd)
+{
+	struct timeval tv = { -1, -1 };
+	socklen_t len = sizeof(tv);
+
+	getsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &len);
+	return tv;
+}
+
+static int connected(int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+		.sin_port = htons((uint16_t)port),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		perror("connect");
+		exit(2);
+	}
+	return s;
+}
+
+static void timed_read(int s)
+{
+	char b;
+	long long t0 = now_ms();
+	ssize_t r = read(s, &b, 1);
+	int err = r < 0 ? errno : 0;
+	struct timeval tv = rcvtimeo(s);
+
+	printf("read %s ms=%lld own=%ld.%06ld\n", err ? strerrorname_np(err) :
+	    "ok", now_ms() - t0, (long)tv.tv_sec, (long)tv.tv_usec);
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (argc == 3 && !strcmp(argv[1], "inherit")) {
+		int s = connected(atoi(argv[2]));
+		char fd[16];
+
+		timed_read(s);
+		snprintf(fd, sizeof(fd), "%d", s);
+		execl(argv[0], argv[0], "show", fd, (char *)NULL);
+		perror("execl");
+		return 2;
+	}
+	if (argc == 3 && !strcmp(argv[1], "show")) {
+		struct timeval tv = rcvtimeo(atoi(argv[2]));
+
+		printf("child SO_RCVTIMEO=%ld.%06ld\n", (long)tv.tv_sec,
+		    (long)tv.tv_usec);
+		return 0;
+	}
+	if (argc == 4 && !strcmp(argv[1], "own")) {
+		int s = connected(atoi(argv[2]));
+		long ms = atol(argv[3]);
+		struct timeval tv = { ms / 1000, ms % 1000 * 1000 };
+
+		setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		timed_read(s);
+		return 0;
+	}
+	fprintf(stderr, "usage: sockopt_client inherit PORT | show FD | "
+	    "own PORT MS\n");
+	return 2;
+}

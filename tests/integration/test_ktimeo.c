@@ -1,0 +1,84 @@
+/*
+ * test_ktimeo.c - blocking reads timed by the kernel for the library
+ * (SO_RCVTIMEO) keep SPEC §6 and leave no trace the program can see: the
+ * timeout fires within its window, the program reads back its own value,
+ * a shorter value of its own is honoured (EAGAIN), and a program it execs
+ * does not inherit the library's value on the socket.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "integration/peer.h"
+
+static const char *client(void)
+{
+	static char path[4096];
+
+	snprintf(path, sizeof(path), "%s/itests/sockopt_client", t_build());
+	return path;
+}
+
+/*
+ * Runs the client MODE against a silent peer under policy yaml (ARG after
+ * the port, if any); asserts that its read ended with "read WANT ms=" at
+ * least ms and less than ms + slack after it started, and that the output
+ * has also1 and also2 (NULL: nothing).
+ */
+static void check(const char *yaml, const char *mode, const char *arg,
+    const char *want, long long ms, const char *also1, const char *also2)
+{
+	struct t_peer p;
+	struct t_run *r = malloc(sizeof(*r));
+	char port[16], head[64], *pol = t_policy(yaml);
+	long long got = -1;
+
+	assert_int_equal(t_peer_start(&p, "silent", NULL), 0);
+	snprintf(port, sizeof(port), "%d", p.port);
+	char *argv[] = { (char *)client(), (char *)mode, port, (char *)arg,
+		NULL };
+
+	assert_int_equal(t_run(r, pol, NULL, argv), 0);
+	t_peer_stop(&p);
+	snprintf(head, sizeof(head), "read %s ms=", want);
+	const char *s = strstr(r->out, head);
+
+	if (!s || (also1 && !strstr(r->out, also1)) ||
+	    (also2 && !strstr(r->out, also2)))
+		t_show(r);
+	assert_non_null(s);
+	sscanf(s + strlen(head), "%lld", &got);
+	assert_true(got >= ms && got < ms + t_slack_ms());
+	assert_true(!also1 || strstr(r->out, also1));
+	assert_true(!also2 || strstr(r->out, also2));
+	free(pol);
+	free(r);
+}
+
+/* read_timeout 1s ends the read after 1 s; the child sees no timeout. */
+static void test_exec_child_does_not_inherit_timeout(void **state)
+{
+	(void)state;
+	check("version: 1\ndefaults:\n  read_timeout: 1s\n", "inherit", NULL,
+	    "ETIMEDOUT", 1000, "own=0.000000", "child SO_RCVTIMEO=0.000000");
+}
+
+/* The program's own 300 ms fires first, with EAGAIN, as bare. */
+static void test_own_shorter_timeout_gives_eagain(void **state)
+{
+	(void)state;
+	check("version: 1\ndefaults:\n  read_timeout: 2s\n", "own", "300",
+	    "EAGAIN", 300, "own=0.300000", NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_exec_child_does_not_inherit_timeout),
+		cmocka_unit_test(test_own_shorter_timeout_gives_eagain),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,80 @@
+#!/bin/sh
+# test_services_postgres.sh - PostgreSQL and psql under the library: a
+# server restarting, a port dropping SYNs, a server frozen after the
+# handshake (see services.sh), and a pgbench load run with read and write
+# timeouts set that must end with zero failed transactions.
+# The server runs from a throw-away data directory (initdb, trust
+# authentication) on a loopback port, as "nobody" when run as root.
+set -u
+svc_self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
+cd "$(dirname "$0")/../.." || exit 2
+svc_name=postgres
+pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+svc_answer='^42$'
+svc_refused_re='Connection refused'
+svc_timeout_re='timed out'
+svc_frozen_re='timed out|could not receive'
+
+svc_client() {
+	case $1 in
+	query)
+		psql -X -h "$2" -p "$3" -U postgres -d postgres -Atc 'select 42' ;;
+	late)
+		(sleep 1 && echo 'select 42;') |
+		    psql -X -h "$2" -p "$3" -U postgres -d postgres -At ;;
+	esac
+}
+
+# shellcheck source=tests/programs/services.sh
+. tests/programs/services.sh
+svc_need "postgresql, postgresql-contrib" psql pgbench "${pgbin:-/nonexistent}/postgres"
+
+svc_start() {
+	svc_exec_as "$pgbin/postgres" -D "$svc_dir/data" -p "$port" \
+	    -k "$svc_dir" -c listen_addresses=127.0.0.1 -c fsync=off \
+	    -c synchronous_commit=off -c full_page_writes=off \
+	    >>"$svc_tmp/server.log" 2>&1 &
+	svc_pid=$!
+}
+
+svc_ready() {
+	"$pgbin/pg_isready" -q -h "$svc_dir" -p "$port"
+}
+
+port=$(svc_port)
+if ! svc_as_server "$pgbin/initdb" -D "$svc_dir/data" -U postgres \
+    --auth=trust --no-sync -E UTF8 >"$svc_tmp/initdb.log" 2>&1; then
+	echo "SKIPPED: initdb failed: $(tail -1 "$svc_tmp/initdb.log")"
+	exit 0
+fi
+svc_launch postgres
+
+svc_case_restart
+svc_case_drop
+svc_case_frozen
+
+# load: 4 clients for 3 s, bare then under the library; both must report
+# zero failed transactions, and the library's throughput is printed.
+pgb() {
+	timeout -k 2 30 "$@" pgbench -n -c 4 -j 2 -T 3 -h 127.0.0.1 -p "$port" \
+	    -U postgres postgres >"$svc_tmp/out" 2>&1
+	rc=$?
+	tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$svc_tmp/out")
+	failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$svc_tmp/out")
+}
+if ! timeout 60 pgbench -i -q -s 1 -h 127.0.0.1 -p "$port" -U postgres postgres \
+    >"$svc_tmp/out" 2>&1; then
+	svc_fail "load: pgbench -i failed"
+else
+	pgb env
+	bare_tps=$tps bare_rc=$rc
+	pgb env LD_PRELOAD="$RS_LIB" RESOLUTE_POLICY="$svc_tmp/load.yaml"
+	echo "      load: pgbench bare $bare_tps tps (exit $bare_rc), library $tps tps, failed: ${failed:-?}"
+	if [ "$bare_rc" = 0 ] && [ "$rc" = 0 ] && [ "$failed" = 0 ] && [ -n "$tps" ]; then
+		svc_pass "load: pgbench, zero failed transactions, $tps tps"
+	else
+		svc_fail "load: pgbench exit $rc, failed transactions ${failed:-?}"
+	fi
+fi
+svc_stop
+svc_finish
