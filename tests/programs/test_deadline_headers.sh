@@ -20,7 +20,7 @@ command -v python3 >/dev/null && command -v curl >/dev/null ||
 dir=$(mktemp -d)
 port=$((30000 + $$ % 20000))
 wire=tests/programs/deadline_wire.py
-cleanup() { [ -n "${spid:-}" ] && kill "$spid" 2>/dev/null; wait; rm -rf "$dir"; }
+cleanup() { for p in ${spid:-}; do kill "$p" 2>/dev/null; done; wait; rm -rf "$dir"; }
 trap cleanup EXIT
 mkfifo "$dir/ready"
 timeout 60 python3 $wire server $port "$dir" >"$dir/ready" &
@@ -95,6 +95,34 @@ run on.yaml - python3 $wire client plain $port
 expect $n "no deadline: no header" "h not in b and b.startswith(b'GET /1')"
 run off.yaml $dl python3 $wire client plain $port
 expect $n "deadline_header: off: no header" "h not in b and b.startswith(b'GET /1')"
+# With HTTP retries (SPEC 9) on the same rule: the 503 is retried by the
+# library, and the replay carries the header once too.
+hport=$((port + 1))
+timeout 30 python3 tests/programs/http_server.py --port $hport \
+    --port-file "$dir/hport" --lifetime 25 >/dev/null 2>&1 &
+spid="$spid $!"
+i=0
+while [ ! -s "$dir/hport" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+cat >"$dir/retry.yaml" <<POL
+version: 1
+defaults:
+  deadline_header: X-Request-Deadline
+  http:
+    retry_on_status: [503]
+    attempts: 3
+POL
+RESOLUTE_DEADLINE=$dl RESOLUTE_POLICY=$dir/retry.yaml rsrun -- timeout 20 \
+    python3 $wire get "http://127.0.0.1:$hport/t/dl/503/1/-/ka/cl" \
+    >"$dir/retry.code" 2>"$dir/err"
+if [ "$(cat "$dir/retry.code")" = 200 ] && python3 -c "
+import json, sys, urllib.request
+s = json.load(urllib.request.urlopen('http://127.0.0.1:$hport/_stats/dl'))
+sys.exit(0 if s['deadlines'] == [['$dl'], ['$dl']] else 1)"; then
+	echo "ok: a retried request's replay carries the header once too"
+else
+	echo "FAIL: replay: $(cat "$dir/retry.code") $(cat "$dir/err")"
+	fails=$((fails + 1))
+fi
 [ "$fails" -eq 0 ] && echo "PASS: test_deadline_headers" && exit 0
 echo "FAIL: test_deadline_headers ($fails)"
 exit 1
