@@ -32,10 +32,16 @@
 /* Entries whose kernel holds our value, so an exec must look. */
 static unsigned g_armed;
 
+/*
+ * The program's value in whole ms, rounded up as clock.h rounds; a value
+ * past 32 bits of ms (about 49.7 days) saturates, so that it stays longer
+ * than any timeout of ours instead of wrapping to a short one.
+ */
 static uint32_t ms_of(const struct timeval *tv)
 {
-	return (uint32_t)((int64_t)tv->tv_sec * 1000 +
-	    (tv->tv_usec + 999) / 1000);
+	int64_t ms = rs_clock_timeval_ms(tv);
+
+	return ms > (int64_t)UINT32_MAX - 1 ? UINT32_MAX - 1 : (uint32_t)ms;
 }
 
 static int opt(bool out)
