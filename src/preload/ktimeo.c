@@ -133,10 +133,27 @@ bool rs_ktimeo_arm(struct rs_fd *e, int fd, bool out, int flags)
 	return put(e, fd, out, ours, ms);
 }
 
+/*
+ * Whether the kernel-timed call that just ended started with our value in
+ * the kernel.  choose() decides that from the settings and the program's
+ * value alone, so the answer holds even when another thread has put the
+ * program's value back since (an exec or posix_spawn: kt_ours is false
+ * then, yet the call sleeping in the kernel had read ours).
+ */
+static bool armed_ours(const struct rs_fd *e, bool out)
+{
+	const struct rs_settings *s = e->settings;
+	uint32_t t = out ? s->write_timeout_ms : s->read_timeout_ms, ms;
+	bool ours;
+
+	return t != RS_OFF && t >= MIN_TIMEOUT_MS &&
+	    choose(t, e->own_tmo_ms[out], &ms, &ours) && ours;
+}
+
 int rs_ktimeo_after(struct rs_fd *e, bool out, int r)
 {
 	if (r == -EAGAIN)
-		return e->kt_ours[out] ? 0 : r;
+		return armed_ours(e, out) ? 0 : r;
 	/* With a timeout set, Linux never restarts the call after a
 	   handler; without the program's own, it would have. */
 	if (r == -EINTR && e->own_tmo_ms[out] == 0 &&

@@ -12,18 +12,25 @@
  *   sockopt_client own PORT MS
  *       Sets SO_RCVTIMEO to MS ms, reads, and prints "read ERRNAME
  *       ms=ELAPSED own=SEC.USEC" (the program's own value read back).
+ *   sockopt_client spawn PORT
+ *       As inherit, but instead of exec'ing, another thread spawns
+ *       /bin/true (posix_spawn, the socket inherited) 200 ms into the
+ *       read, while the kernel times the read for the library.
  *
  * Every mode ends by SIGALRM after 10 s, so that a read the library fails
  * to end fails its test instead of hanging it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
+#include <spawn.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,6 +77,21 @@ static void timed_read(int s)
 	    "ok", now_ms() - t0, (long)tv.tv_sec, (long)tv.tv_usec);
 }
 
+extern char **environ;
+
+/* Spawns /bin/true 200 ms after it starts, and reaps it. */
+static void *spawner(void *arg)
+{
+	char *argv[] = { "true", NULL };
+	pid_t pid;
+
+	(void)arg;
+	usleep(200 * 1000);
+	if (posix_spawn(&pid, "/bin/true", NULL, NULL, argv, environ) == 0)
+		waitpid(pid, NULL, 0);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -83,6 +105,15 @@ int main(int argc, char **argv)
 		execl(argv[0], argv[0], "show", fd, (char *)NULL);
 		perror("execl");
 		return 2;
+	}
+	if (argc == 3 && !strcmp(argv[1], "spawn")) {
+		int s = connected(atoi(argv[2]));
+		pthread_t t;
+
+		pthread_create(&t, NULL, spawner, NULL);
+		timed_read(s);
+		pthread_join(t, NULL);
+		return 0;
 	}
 	if (argc == 3 && !strcmp(argv[1], "show")) {
 		struct timeval tv = rcvtimeo(atoi(argv[2]));
@@ -102,6 +133,6 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	fprintf(stderr, "usage: sockopt_client inherit PORT | show FD | "
-	    "own PORT MS\n");
+	    "own PORT MS | spawn PORT\n");
 	return 2;
 }

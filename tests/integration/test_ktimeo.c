@@ -88,12 +88,26 @@ static void test_own_huge_timeout_keeps_read_timeout(void **state)
 	    "4294968000", "ETIMEDOUT", 1000, "own=4294968.000000", NULL);
 }
 
+/*
+ * Another thread's posix_spawn puts the program's value (none) back in
+ * the kernel while this thread's read is timed by ours: when our early
+ * timer fires, the read must still go on to read_timeout and ETIMEDOUT,
+ * not return the kernel's EAGAIN to a program that set no timeout.
+ */
+static void test_spawn_during_read_keeps_timeout(void **state)
+{
+	(void)state;
+	check("version: 1\ndefaults:\n  read_timeout: 1s\n", "spawn", NULL,
+	    "ETIMEDOUT", 1000, "own=0.000000", NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exec_child_does_not_inherit_timeout),
 		cmocka_unit_test(test_own_shorter_timeout_gives_eagain),
 		cmocka_unit_test(test_own_huge_timeout_keeps_read_timeout),
+		cmocka_unit_test(test_spawn_during_read_keeps_timeout),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
