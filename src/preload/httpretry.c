@@ -276,6 +276,7 @@ static int64_t allow(struct rs_fd *e, struct rs_hconn *h)
 		return -1;
 	}
 	if (!rs_budget_take_retry(rt->policy, e->rule, s, now)) {
+		rs_stats_add(e->rule, RS_STAT_BUDGET_DENIALS);
 		rs_hr_give_up(&h->m);
 		gave_up(e, h, "budget_exhausted");
 		return -1;
