@@ -34,19 +34,19 @@ int rs_cmd_stats(int argc, char **argv);
  * defaults) with settings s under policy p: the formula, the shared
  * segment and its current window, when there is one.
  */
-/* explain: prints the rule's `http:` settings (explain_http.c). */
-void rs_cli_explain_http(const struct rs_rule *r, const struct rs_settings *s);
-
 void rs_cli_budget_live(const struct rs_policy *p, const struct rs_rule *r,
     const struct rs_settings *s);
+
+/* explain: prints the rule's `http:` settings (explain_http.c). */
+void rs_cli_explain_http(const struct rs_rule *r, const struct rs_settings *s);
 
 /*
  * explain's sections about names (explain_names.c): where failover sends
  * the retries of a connect to host (NULL or "" for an address target),
  * resolving it now; and the DNS retry schedule of settings s.
  */
-void rs_explain_failover(const char *host, const struct rs_settings *s);
-void rs_explain_dns(const struct rs_settings *s);
+void rs_cli_explain_failover(const char *host, const struct rs_settings *s);
+void rs_cli_explain_dns(const struct rs_settings *s);
 
 /* Prints the usage text of the whole tool to f. */
 void rs_cli_usage(FILE *f);
