@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "policy.h"
 
@@ -102,5 +103,15 @@ int rs_cli_find_command(const char *name, char *buf, size_t len);
  * LD_PRELOAD cannot act; `name` is the command as typed.
  */
 void rs_cli_warn_unpreloadable(const char *path, const char *name);
+
+/*
+ * Replaces path atomically (atomic_file.c): rs_cli_temp_open() creates a
+ * temporary file beside it with mode exactly (its name goes to tmp, of
+ * len bytes) and returns its stream, or NULL after a message;
+ * rs_cli_temp_commit() closes f, flushed to the disk, and renames tmp
+ * over path, or removes tmp: returns 0, or -1 after a message.
+ */
+FILE *rs_cli_temp_open(const char *path, mode_t mode, char *tmp, size_t len);
+int rs_cli_temp_commit(FILE *f, const char *tmp, const char *path);
 
 #endif /* RS_CLI_H */
