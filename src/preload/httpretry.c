@@ -47,7 +47,8 @@ struct rs_hconn *rs_hconn_enter(struct rs_fd *e)
 			return NULL;
 		}
 		rs_hr_init(&h->m, &e->settings->http, NULL);
-		rs_fd_http_release = release;
+		__atomic_store_n(&rs_fd_http_release, release,
+		    __ATOMIC_RELEASE);
 		e->http = h;
 	}
 	if (h->m.phase == RS_HR_PASS)

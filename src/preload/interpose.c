@@ -17,6 +17,7 @@
 #include "connect_step.h"
 #include "fdtable.h"
 #include "guard.h"
+#include "httphook.h"
 #include "httpio.h"
 #include "io.h"
 #include "ktimeo.h"
@@ -76,6 +77,7 @@ EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len)
 	int r = rs_connect(fd, sa, len);
 
 	rs_wait_fd_connect(fd);
+	rs_httpconn_connecting(fd, rs_fd_get(fd));
 	return LIBC_RET(r);
 }
 
@@ -85,7 +87,16 @@ static int fresh(int fd)
 	if (fd >= 0) {
 		rs_fd_forget(fd);
 		rs_wait_fd_reused(fd);
+		rs_httpconn_forget(fd);
 	}
+	return fd;
+}
+
+/* An accepted connection: followed only for inbound deadlines (SPEC 10). */
+static int accepted(int fd)
+{
+	if (fresh(fd) >= 0 && !rs_guard_active())
+		rs_httpconn_accepted(fd);
 	return fd;
 }
 
@@ -107,12 +118,12 @@ EXPORT int socketpair(int domain, int type, int protocol, int sv[2])
 
 EXPORT int accept(int fd, struct sockaddr *sa, socklen_t *len)
 {
-	return fresh(rs_real_accept(fd, sa, len));
+	return accepted(rs_real_accept(fd, sa, len));
 }
 
 EXPORT int accept4(int fd, struct sockaddr *sa, socklen_t *len, int flags)
 {
-	return fresh(rs_real_accept4(fd, sa, len, flags));
+	return accepted(rs_real_accept4(fd, sa, len, flags));
 }
 
 EXPORT int close(int fd)
@@ -121,6 +132,7 @@ EXPORT int close(int fd)
 	rs_wait_fd_closed(fd);
 	if (rs_fd_get(fd))
 		rs_fd_forget(fd);
+	rs_httpconn_forget(fd);
 	return rs_real_close(fd);
 }
 
@@ -131,8 +143,10 @@ EXPORT int close_range(unsigned first, unsigned last, int flags)
 	int r = rs_real_close_range(first, last, flags);
 
 	/* CLOSE_RANGE_CLOEXEC only marks them; they stay open. */
-	if (r == 0 && !(flags & CLOSE_RANGE_CLOEXEC))
+	if (r == 0 && !(flags & CLOSE_RANGE_CLOEXEC)) {
 		rs_fd_forget_range(first, last);
+		rs_httpconn_forget_range(first, last);
+	}
 	return r;
 }
 
@@ -147,8 +161,10 @@ static int copied(int from, int to)
 
 	if (to >= 0 && (e = rs_fd_get(from)))
 		rs_ktimeo_release(e, from);
-	if (to >= 0)
+	if (to >= 0) {
 		rs_fd_copy(from, to);
+		rs_httpconn_forget(to);
+	}
 	return to;
 }
 
@@ -286,8 +302,8 @@ EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? LIBC_RET(rs_hio_read(e, fd, buf, n)) :
-	    rs_real_read(fd, buf, n);
+	return rs_hook_read(fd, buf, n, 0, e ? LIBC_RET(rs_hio_read(e, fd, buf,
+	    n)) : rs_real_read(fd, buf, n));
 }
 
 EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
@@ -301,16 +317,17 @@ EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? LIBC_RET(rs_hio_readv(e, fd, iov, cnt)) :
-	    rs_real_readv(fd, iov, cnt);
+	return rs_hook_readv(fd, iov, cnt, cnt > 0 ? rs_hook_iov_total(iov,
+	    (size_t)cnt) : 0, 0, e ? LIBC_RET(rs_hio_readv(e, fd, iov, cnt)) :
+	    rs_real_readv(fd, iov, cnt));
 }
 
 EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? LIBC_RET(rs_hio_recv(e, fd, buf, n, flags)) :
-	    rs_real_recv(fd, buf, n, flags);
+	return rs_hook_read(fd, buf, n, flags, e ? LIBC_RET(rs_hio_recv(e, fd,
+	    buf, n, flags)) : rs_real_recv(fd, buf, n, flags));
 }
 
 EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen,
@@ -326,8 +343,9 @@ EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? LIBC_RET(rs_hio_recvfrom(e, fd, buf, n, flags, sa, len)) :
-	    rs_real_recvfrom(fd, buf, n, flags, sa, len);
+	return rs_hook_read(fd, buf, n, flags, e ? LIBC_RET(rs_hio_recvfrom(e,
+	    fd, buf, n, flags, sa, len)) : rs_real_recvfrom(fd, buf, n, flags,
+	    sa, len));
 }
 
 EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen,
@@ -342,8 +360,11 @@ EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? LIBC_RET(rs_hio_recvmsg(e, fd, msg, flags)) :
+	ssize_t r = e ? LIBC_RET(rs_hio_recvmsg(e, fd, msg, flags)) :
 	    rs_real_recvmsg(fd, msg, flags);
+
+	return rs_hook_readv(fd, msg->msg_iov, (int)msg->msg_iovlen,
+	    rs_hook_iov_total(msg->msg_iov, msg->msg_iovlen), flags, r);
 }
 
 EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned n, int flags,
@@ -360,6 +381,10 @@ EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned n, int flags,
 EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
 	struct rs_fd *e = managed(fd);
+	struct rs_httpconn *c = rs_hook_http(fd);
+
+	if (c)
+		return LIBC_RET(rs_hook_send(c, e, fd, buf, n, 0, NULL, 0));
 
 	return e ? LIBC_RET(rs_hio_write(e, fd, buf, n)) :
 	    rs_real_write(fd, buf, n);
@@ -368,6 +393,12 @@ EXPORT ssize_t write(int fd, const void *buf, size_t n)
 EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
 	struct rs_fd *e = managed(fd);
+	struct rs_httpconn *c = cnt > 0 ? rs_hook_http(fd) : NULL;
+	struct msghdr m = { .msg_iov = (struct iovec *)iov,
+		.msg_iovlen = cnt > 0 ? (size_t)cnt : 0 };
+
+	if (c)
+		return LIBC_RET(rs_httpconn_send(c, e, fd, &m, 0));
 
 	return e ? LIBC_RET(rs_hio_writev(e, fd, iov, cnt)) :
 	    rs_real_writev(fd, iov, cnt);
@@ -376,6 +407,10 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
 	struct rs_fd *e = managed(fd);
+	struct rs_httpconn *c = rs_hook_http(fd);
+
+	if (c)
+		return LIBC_RET(rs_hook_send(c, e, fd, buf, n, flags, NULL, 0));
 
 	return e ? LIBC_RET(rs_hio_send(e, fd, buf, n, flags)) :
 	    rs_real_send(fd, buf, n, flags);
@@ -385,6 +420,10 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
     const struct sockaddr *sa, socklen_t len)
 {
 	struct rs_fd *e = managed(fd);
+	struct rs_httpconn *c = rs_hook_http(fd);
+
+	if (c)
+		return LIBC_RET(rs_hook_send(c, e, fd, buf, n, flags, sa, len));
 
 	return e ? LIBC_RET(rs_hio_sendto(e, fd, buf, n, flags, sa, len)) :
 	    rs_real_sendto(fd, buf, n, flags, sa, len);
@@ -393,6 +432,10 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	struct rs_fd *e = managed(fd);
+	struct rs_httpconn *c = rs_hook_http(fd);
+
+	if (c)
+		return LIBC_RET(rs_httpconn_send(c, e, fd, msg, flags));
 
 	return e ? LIBC_RET(rs_hio_sendmsg(e, fd, msg, flags)) :
 	    rs_real_sendmsg(fd, msg, flags);
