@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "policy.h"
 
@@ -34,19 +35,19 @@ int rs_cmd_stats(int argc, char **argv);
  * defaults) with settings s under policy p: the formula, the shared
  * segment and its current window, when there is one.
  */
-/* explain: prints the rule's `http:` settings (explain_http.c). */
-void rs_cli_explain_http(const struct rs_rule *r, const struct rs_settings *s);
-
 void rs_cli_budget_live(const struct rs_policy *p, const struct rs_rule *r,
     const struct rs_settings *s);
+
+/* explain: prints the rule's `http:` settings (explain_http.c). */
+void rs_cli_explain_http(const struct rs_rule *r, const struct rs_settings *s);
 
 /*
  * explain's sections about names (explain_names.c): where failover sends
  * the retries of a connect to host (NULL or "" for an address target),
  * resolving it now; and the DNS retry schedule of settings s.
  */
-void rs_explain_failover(const char *host, const struct rs_settings *s);
-void rs_explain_dns(const struct rs_settings *s);
+void rs_cli_explain_failover(const char *host, const struct rs_settings *s);
+void rs_cli_explain_dns(const struct rs_settings *s);
 
 /* Prints the usage text of the whole tool to f. */
 void rs_cli_usage(FILE *f);
@@ -102,5 +103,15 @@ int rs_cli_find_command(const char *name, char *buf, size_t len);
  * LD_PRELOAD cannot act; `name` is the command as typed.
  */
 void rs_cli_warn_unpreloadable(const char *path, const char *name);
+
+/*
+ * Replaces path atomically (atomic_file.c): rs_cli_temp_open() creates a
+ * temporary file beside it with mode exactly (its name goes to tmp, of
+ * len bytes) and returns its stream, or NULL after a message;
+ * rs_cli_temp_commit() closes f, flushed to the disk, and renames tmp
+ * over path, or removes tmp: returns 0, or -1 after a message.
+ */
+FILE *rs_cli_temp_open(const char *path, mode_t mode, char *tmp, size_t len);
+int rs_cli_temp_commit(FILE *f, const char *tmp, const char *path);
 
 #endif /* RS_CLI_H */

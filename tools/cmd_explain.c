@@ -548,9 +548,9 @@ int rs_cmd_explain(int argc, char **argv)
 		rs_cli_budget_live(p, r, s);
 		rs_cli_explain_http(r, s);
 		print_schedule(s);
-		rs_explain_failover(sp.host, s);
+		rs_cli_explain_failover(sp.host, s);
 		if (sp.host[0])
-			rs_explain_dns(s);
+			rs_cli_explain_dns(s);
 	}
 	rs_policy_free(p);
 	return RS_EXIT_OK;

@@ -162,11 +162,15 @@ static int set_deadline(const char *d)
 		    d);
 	want = (long long)rs_clock_epoch_ms() + ms;
 	if (old && *old) {
+		/* Valid as the library reads it (runtime.c): epoch ms above
+		   0; anything else it would ignore, so it is replaced. */
 		errno = 0;
 		have = strtoll(old, &end, 10);
-		if (!errno && !*end && have <= want)
+		bool valid = !errno && !*end && have > 0;
+
+		if (valid && have <= want)
 			return 0;
-		if (errno || *end)
+		if (!valid)
 			rs_cli_warn("ignoring invalid RESOLUTE_DEADLINE='%s'",
 			    old);
 	}

@@ -184,33 +184,24 @@ static int make_dir(const char *dir)
 	return -1;
 }
 
-/* Writes UNIT.d/resolute.conf atomically (temporary file, rename). */
+/* Writes UNIT.d/resolute.conf atomically (atomic_file.c). */
 static int install(const struct sd_opts *o)
 {
 	const char *base = getenv("SYSTEMD_DIR");
-	char dir[PATH_MAX], path[PATH_MAX + 32], tmp[PATH_MAX + 32];
+	char dir[PATH_MAX], path[PATH_MAX + 32], tmp[PATH_MAX + 64];
 	FILE *f;
 
 	if (!base || !*base)
 		base = "/etc/systemd/system";
 	snprintf(dir, sizeof(dir), "%s/%s.d", base, o->unit);
 	snprintf(path, sizeof(path), "%s/resolute.conf", dir);
-	snprintf(tmp, sizeof(tmp), "%s/.resolute.conf.tmp", dir);
 	if (make_dir(base) < 0 || make_dir(dir) < 0)
 		return RS_EXIT_FAIL;
-	f = fopen(tmp, "w");
-	if (!f || fchmod(fileno(f), 0644) < 0) {
-		fprintf(stderr, "resolute: %s: %s\n", tmp, strerror(errno));
-		if (f)
-			fclose(f);
+	if (!(f = rs_cli_temp_open(path, 0644, tmp, sizeof(tmp))))
 		return RS_EXIT_FAIL;
-	}
 	write_dropin(f, o);
-	if (fclose(f) != 0 || rename(tmp, path) != 0) {
-		fprintf(stderr, "resolute: %s: %s\n", path, strerror(errno));
-		unlink(tmp);
+	if (rs_cli_temp_commit(f, tmp, path) < 0)
 		return RS_EXIT_FAIL;
-	}
 	printf("%s\nNow run: systemctl daemon-reload && systemctl restart "
 	    "%s\n", path, o->unit);
 	return RS_EXIT_OK;

@@ -74,7 +74,7 @@ static void print_attempts(const struct rs_name_addr *list, size_t n,
 	    "IPV6_V6ONLY, the IPv4 ones)\n");
 }
 
-void rs_explain_failover(const char *host, const struct rs_settings *s)
+void rs_cli_explain_failover(const char *host, const struct rs_settings *s)
 {
 	struct rs_name_addr list[RS_NAMES_PER_NAME];
 	char ip[INET6_ADDRSTRLEN], win[32];
@@ -110,7 +110,7 @@ void rs_explain_failover(const char *host, const struct rs_settings *s)
 		print_attempts(list, n, s);
 }
 
-void rs_explain_dns(const struct rs_settings *s)
+void rs_cli_explain_dns(const struct rs_settings *s)
 {
 	char lo[32], hi[32], at[32], b[32];
 	uint64_t total = 0;

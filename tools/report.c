@@ -208,59 +208,17 @@ void rs_report_write(FILE *f, const struct rs_report *r,
 			prom_family(f, r, k);
 }
 
-/* Opens a new temporary file beside path; returns its stream or NULL. */
-static FILE *open_temp(const char *path, char *tmp, size_t len)
-{
-	mode_t mask = umask(0);
-	int fd;
-	FILE *f;
-
-	umask(mask);
-	if ((size_t)snprintf(tmp, len, "%s.tmp-XXXXXX", path) >= len) {
-		errno = ENAMETOOLONG;
-		return NULL;
-	}
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	if (fchmod(fd, 0644 & ~mask) < 0 || !(f = fdopen(fd, "w"))) {
-		int err = errno;
-
-		close(fd);
-		unlink(tmp);
-		errno = err;
-		return NULL;
-	}
-	return f;
-}
-
-/*
- * The data reach the disk before the rename, so that after a crash the
- * file is the old one or the new one, never empty.
- */
 int rs_report_write_file(const char *path, const struct rs_report *r,
     enum rs_report_format fmt)
 {
+	mode_t mask = umask(0);
 	char tmp[4096];
-	FILE *f = open_temp(path, tmp, sizeof(tmp));
-	int err = 0;
+	FILE *f;
 
-	if (!f) {
-		fprintf(stderr, "resolute: %s: cannot create a file beside it: "
-		    "%s\n", path, strerror(errno));
+	umask(mask);
+	f = rs_cli_temp_open(path, 0644 & ~mask, tmp, sizeof(tmp));
+	if (!f)
 		return -1;
-	}
 	rs_report_write(f, r, fmt);
-	if (fflush(f) != 0 || ferror(f) || fdatasync(fileno(f)) < 0)
-		err = errno ? errno : EIO;
-	if (fclose(f) != 0 && !err)
-		err = errno;
-	if (!err && rename(tmp, path) < 0)
-		err = errno;
-	if (err) {
-		unlink(tmp);
-		fprintf(stderr, "resolute: %s: %s\n", path, strerror(err));
-		return -1;
-	}
-	return 0;
+	return rs_cli_temp_commit(f, tmp, path);
 }

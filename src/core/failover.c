@@ -20,26 +20,19 @@ struct failure {
 
 static struct failure failures[RS_FAILOVER_SLOTS];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-static void fork_prepare(void)
+void rs_failover_fork_prepare(void)
 {
 	pthread_mutex_lock(&lock);
 }
 
-static void fork_release(void)
+void rs_failover_fork_release(void)
 {
 	pthread_mutex_unlock(&lock);
 }
 
-static void register_fork_handlers(void)
-{
-	pthread_atfork(fork_prepare, fork_release, fork_release);
-}
-
 static void take_lock(void)
 {
-	pthread_once(&once, register_fork_handlers);
 	pthread_mutex_lock(&lock);
 }
 

@@ -6,7 +6,8 @@
  * the one just tried and what the socket accepts.  The memory of recent
  * failures is a fixed table (no allocation) behind one mutex that is never
  * held across a call out of this module; safe from any thread, and a fork
- * child never inherits it held (the module registers its own handlers).
+ * child never inherits it held (init.c's fork handlers call the hooks
+ * below, as for names.h).
  */
 #ifndef RS_FAILOVER_H
 #define RS_FAILOVER_H
@@ -73,6 +74,13 @@ socklen_t rs_failover_sockaddr(const struct rs_name_addr *a, int sock_family,
  */
 bool rs_failover_addr_of(const struct sockaddr *sa, socklen_t len,
     struct rs_name_addr *a, uint16_t *port, uint32_t *scope_id);
+
+/*
+ * fork handlers: prepare takes the table's lock, release frees it in the
+ * parent and in the child alike.
+ */
+void rs_failover_fork_prepare(void);
+void rs_failover_fork_release(void);
 
 /* Empties the failure memory (tests). */
 void rs_failover_clear(void);

@@ -55,7 +55,8 @@ bool rs_hr_holding(const struct rs_hr *r)
 {
 	const struct rs_http_request *q = &r->t.req;
 
-	return r->s->idempotency_key == RS_HTTP_KEY_INJECT && r->phase == RS_HR_IDLE && !r->t.pass &&
+	return r->s->idempotency_key == RS_HTTP_KEY_INJECT &&
+	    r->phase == RS_HR_IDLE && !r->t.pass &&
 	    (!q->head_done || q->done);
 }
 

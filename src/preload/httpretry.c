@@ -24,6 +24,7 @@
 #include "connect.h"
 #include "dest.h"
 #include "io.h"
+#include "io_timeout.h"
 #include "log.h"
 #include "real.h"
 #include "rng.h"
@@ -131,8 +132,7 @@ static int wait_fd(int fd, short events, int64_t until)
 /* When a wait for the response ends: read_timeout and the deadline. */
 static int64_t read_until(const struct rs_fd *e)
 {
-	const struct rs_runtime *rt = rs_runtime_get();
-	int64_t until = rt->deadline_ms;
+	int64_t until = rs_io_process_deadline();
 	uint32_t t = e->settings->read_timeout_ms;
 
 	if (t != RS_OFF)
@@ -142,11 +142,11 @@ static int64_t read_until(const struct rs_fd *e)
 
 static int64_t write_until(const struct rs_fd *e)
 {
-	const struct rs_runtime *rt = rs_runtime_get();
+	int64_t until = rs_io_process_deadline();
 	uint32_t t = e->settings->write_timeout_ms;
 
-	return t == RS_OFF ? rt->deadline_ms :
-	    rs_clock_min(rt->deadline_ms, rs_clock_now_ms() + t);
+	return t == RS_OFF ? until :
+	    rs_clock_min(until, rs_clock_now_ms() + t);
 }
 
 /* Sends p[0..n) whole, waiting for room as needed. */
@@ -291,12 +291,13 @@ int64_t rs_hconn_allow(struct rs_fd *e, struct rs_hconn *h)
 		    rs_rng_uniform(), h->prev_wait_ms);
 		h->prev_wait_ms = (uint32_t)wait;
 	}
-	if (rt->deadline_ms != RS_NEVER && now + wait >= rt->deadline_ms) {
+	if (now + wait >= rs_io_process_deadline()) {
 		rs_hr_give_up(&h->m);
 		gave_up(e, h, "deadline");
 		return -1;
 	}
 	if (!rs_budget_take_retry(rt->policy, e->rule, s, now)) {
+		rs_stats_add(e->rule, RS_STAT_BUDGET_DENIALS);
 		rs_hr_give_up(&h->m);
 		gave_up(e, h, "budget_exhausted");
 		return -1;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "failover.h"
 #include "fdtable.h"
 #include "log.h"
 #include "names.h"
@@ -26,9 +27,10 @@
 
 /*
  * The fork child re-seeds its jitter generator, or forked workers would
- * draw the same waits and retry in lock-step.  The names table's lock is
- * taken around fork so that the child never inherits it held, and the
- * log's small write lock is free in the child.  The descriptor table
+ * draw the same waits and retry in lock-step.  The locks of the names
+ * table and of the failover memory are taken around fork so that the
+ * child never inherits them held, and the log's small write lock is free
+ * in the child.  The descriptor table
  * becomes the child's (a vfork child's never does).  The shared segment
  * needs nothing: a child inherits its mapping whole, or none and maps it
  * itself (machine.h).
@@ -37,10 +39,12 @@ static void fork_prepare(void)
 {
 	rs_runtime_fork_prepare();
 	rs_names_fork_prepare();
+	rs_failover_fork_prepare();
 }
 
 static void fork_parent(void)
 {
+	rs_failover_fork_release();
 	rs_names_fork_parent();
 	rs_runtime_fork_release();
 }
@@ -49,6 +53,7 @@ static void fork_child(void)
 {
 	rs_runtime_fork_release();
 	rs_fd_fork_child();
+	rs_failover_fork_release();
 	rs_names_fork_child();
 	rs_rng_reseed();
 	rs_log_fork_child();

@@ -32,10 +32,16 @@
 /* Entries whose kernel holds our value, so an exec must look. */
 static unsigned g_armed;
 
+/*
+ * The program's value in whole ms, rounded up as clock.h rounds; a value
+ * past 32 bits of ms (about 49.7 days) saturates, so that it stays longer
+ * than any timeout of ours instead of wrapping to a short one.
+ */
 static uint32_t ms_of(const struct timeval *tv)
 {
-	return (uint32_t)((int64_t)tv->tv_sec * 1000 +
-	    (tv->tv_usec + 999) / 1000);
+	int64_t ms = rs_clock_timeval_ms(tv);
+
+	return ms > (int64_t)UINT32_MAX - 1 ? UINT32_MAX - 1 : (uint32_t)ms;
 }
 
 static int opt(bool out)
@@ -127,10 +133,27 @@ bool rs_ktimeo_arm(struct rs_fd *e, int fd, bool out, int flags)
 	return put(e, fd, out, ours, ms);
 }
 
+/*
+ * Whether the kernel-timed call that just ended started with our value in
+ * the kernel.  choose() decides that from the settings and the program's
+ * value alone, so the answer holds even when another thread has put the
+ * program's value back since (an exec or posix_spawn: kt_ours is false
+ * then, yet the call sleeping in the kernel had read ours).
+ */
+static bool armed_ours(const struct rs_fd *e, bool out)
+{
+	const struct rs_settings *s = e->settings;
+	uint32_t t = out ? s->write_timeout_ms : s->read_timeout_ms, ms;
+	bool ours;
+
+	return t != RS_OFF && t >= MIN_TIMEOUT_MS &&
+	    choose(t, e->own_tmo_ms[out], &ms, &ours) && ours;
+}
+
 int rs_ktimeo_after(struct rs_fd *e, bool out, int r)
 {
 	if (r == -EAGAIN)
-		return e->kt_ours[out] ? 0 : r;
+		return armed_ours(e, out) ? 0 : r;
 	/* With a timeout set, Linux never restarts the call after a
 	   handler; without the program's own, it would have. */
 	if (r == -EINTR && e->own_tmo_ms[out] == 0 &&

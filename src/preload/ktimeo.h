@@ -7,9 +7,10 @@
  * common case: a request is written, its answer read -- is made as the
  * plain blocking system call, with our SO_RCVTIMEO in the kernel, set once
  * per connection.  (Writes keep their non-blocking first try, which
- * completes them when the send buffer has room.)  The kernel's timer is set early by a margin that covers
- * its coarseness (whole ticks, and the timer wheel's up to 1/8 lateness),
- * so it never fires after read_timeout; when it fires, the exact slow path
+ * completes them when the send buffer has room.)  The kernel's timer is
+ * set early by a margin that covers its coarseness (whole ticks, and the
+ * timer wheel's up to 1/8 lateness), so it never fires after
+ * read_timeout; when it fires, the exact slow path
  * (io_block.h) waits out the rest and fails with ETIMEDOUT.  A call that
  * starts later than that, or whose timeout is short, takes the exact slow
  * path from the start, as before.

@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "dnsretry.h"
 #include "guard.h"
+#include "io_timeout.h"
 #include "names.h"
 #include "real.h"
 #include "runtime.h"
@@ -69,7 +70,7 @@ static void drive(struct lookup *l)
 	int64_t now = rs_clock_now_ms();
 
 	if (!rt->active || !rs_dnsretry_begin(&d, rt->policy, l->name,
-		l->service, now, rt->deadline_ms))
+		l->service, now, rs_io_process_deadline()))
 		return;
 	for (;;) {
 		int64_t wait = rs_dnsretry_next(&d,

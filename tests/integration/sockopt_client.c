@@ -12,15 +12,25 @@
  *   sockopt_client own PORT MS
  *       Sets SO_RCVTIMEO to MS ms, reads, and prints "read ERRNAME
  *       ms=ELAPSED own=SEC.USEC" (the program's own value read back).
+ *   sockopt_client spawn PORT
+ *       As inherit, but instead of exec'ing, another thread spawns
+ *       /bin/true (posix_spawn, the socket inherited) 200 ms into the
+ *       read, while the kernel times the read for the library.
+ *
+ * Every mode ends by SIGALRM after 10 s, so that a read the library fails
+ * to end fails its test instead of hanging it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
+#include <spawn.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -67,9 +77,25 @@ static void timed_read(int s)
 	    "ok", now_ms() - t0, (long)tv.tv_sec, (long)tv.tv_usec);
 }
 
+extern char **environ;
+
+/* Spawns /bin/true 200 ms after it starts, and reaps it. */
+static void *spawner(void *arg)
+{
+	char *argv[] = { "true", NULL };
+	pid_t pid;
+
+	(void)arg;
+	usleep(200 * 1000);
+	if (posix_spawn(&pid, "/bin/true", NULL, NULL, argv, environ) == 0)
+		waitpid(pid, NULL, 0);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
+	alarm(10);
 	if (argc == 3 && !strcmp(argv[1], "inherit")) {
 		int s = connected(atoi(argv[2]));
 		char fd[16];
@@ -80,6 +106,15 @@ int main(int argc, char **argv)
 		perror("execl");
 		return 2;
 	}
+	if (argc == 3 && !strcmp(argv[1], "spawn")) {
+		int s = connected(atoi(argv[2]));
+		pthread_t t;
+
+		pthread_create(&t, NULL, spawner, NULL);
+		timed_read(s);
+		pthread_join(t, NULL);
+		return 0;
+	}
 	if (argc == 3 && !strcmp(argv[1], "show")) {
 		struct timeval tv = rcvtimeo(atoi(argv[2]));
 
@@ -89,14 +124,15 @@ int main(int argc, char **argv)
 	}
 	if (argc == 4 && !strcmp(argv[1], "own")) {
 		int s = connected(atoi(argv[2]));
-		long ms = atol(argv[3]);
-		struct timeval tv = { ms / 1000, ms % 1000 * 1000 };
+		long long ms = atoll(argv[3]);
+		struct timeval tv = { (time_t)(ms / 1000),
+			(suseconds_t)(ms % 1000 * 1000) };
 
 		setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 		timed_read(s);
 		return 0;
 	}
 	fprintf(stderr, "usage: sockopt_client inherit PORT | show FD | "
-	    "own PORT MS\n");
+	    "own PORT MS | spawn PORT\n");
 	return 2;
 }

@@ -2,7 +2,9 @@
  * test_ktimeo.c - blocking reads timed by the kernel for the library
  * (SO_RCVTIMEO) keep SPEC §6 and leave no trace the program can see: the
  * timeout fires within its window, the program reads back its own value,
- * a shorter value of its own is honoured (EAGAIN), and a program it execs
+ * a shorter value of its own is honoured (EAGAIN), a longer one (even
+ * one past 32 bits of milliseconds) does not hide read_timeout, and a
+ * program it execs
  * does not inherit the library's value on the socket.
  */
 #include <setjmp.h>
@@ -73,11 +75,39 @@ static void test_own_shorter_timeout_gives_eagain(void **state)
 	    "EAGAIN", 300, "own=0.300000", NULL);
 }
 
+/*
+ * The program's own value of 4294968 s (about 50 days) is longer than
+ * read_timeout: in whole milliseconds it does not fit 32 bits, and cut to
+ * them it read as 704 ms, shorter than the library's, so the kernel was
+ * left the program's value and the read was never ended at 1 s.
+ */
+static void test_own_huge_timeout_keeps_read_timeout(void **state)
+{
+	(void)state;
+	check("version: 1\ndefaults:\n  read_timeout: 1s\n", "own",
+	    "4294968000", "ETIMEDOUT", 1000, "own=4294968.000000", NULL);
+}
+
+/*
+ * Another thread's posix_spawn puts the program's value (none) back in
+ * the kernel while this thread's read is timed by ours: when our early
+ * timer fires, the read must still go on to read_timeout and ETIMEDOUT,
+ * not return the kernel's EAGAIN to a program that set no timeout.
+ */
+static void test_spawn_during_read_keeps_timeout(void **state)
+{
+	(void)state;
+	check("version: 1\ndefaults:\n  read_timeout: 1s\n", "spawn", NULL,
+	    "ETIMEDOUT", 1000, "own=0.000000", NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exec_child_does_not_inherit_timeout),
 		cmocka_unit_test(test_own_shorter_timeout_gives_eagain),
+		cmocka_unit_test(test_own_huge_timeout_keeps_read_timeout),
+		cmocka_unit_test(test_spawn_during_read_keeps_timeout),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

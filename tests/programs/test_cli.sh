@@ -185,6 +185,16 @@ expect 0 env RESOLUTE_LIB="$LIB" RESOLUTE_DEADLINE=$((before + 600000)) \
 	"$CLI" run --deadline 1s -- env
 grep -q "^RESOLUTE_DEADLINE=$((before + 600000))\$" "$tmp/out" &&
 	fail "run --deadline 1s kept a later inherited deadline"
+# An inherited value the library would ignore (not above 0) is replaced
+# with a warning, never kept in place of the one asked for.
+for bad in 0 -5; do
+	expect 0 env RESOLUTE_LIB="$LIB" RESOLUTE_DEADLINE=$bad \
+		"$CLI" run --deadline 90s -- env
+	got=$(sed -n 's/^RESOLUTE_DEADLINE=//p' "$tmp/out")
+	[ -n "$got" ] && [ "$got" -ge $((before + 90000)) ] ||
+		fail "run --deadline 90s kept RESOLUTE_DEADLINE=$bad ($got)"
+	has "$tmp/err" "ignoring invalid RESOLUTE_DEADLINE='$bad'"
+done
 
 # The policy is exported as an absolute path; an invalid one still runs,
 # unless RESOLUTE_STRICT=1.

@@ -308,7 +308,8 @@ else
 	bad "RESOLUTE_DEADLINE: exit $rc, $n requests, $ms ms"
 fi
 
-# A spent retry budget hands the 503 over at once.
+# A spent retry budget hands the 503 over at once, counted as a budget
+# denial (the exit summary, RESOLUTE_LOG=info).
 cat >"$tmp/nobudget.yaml" <<'EOF2'
 version: 1
 hosts:
@@ -319,8 +320,9 @@ EOF2
 run "$tmp/nobudget.yaml" curl -s -f "$base/t/bud-$S/503/2/1/ka/cl"
 n=$(stat "bud-$S" count)
 if [ $rc -eq 22 ] && [ "$n" = 1 ] && [ $ms -lt 1000 ] &&
-    grep -q 'giving up (budget_exhausted)' "$tmp/out"; then
-	ok "retry budget spent: exit 22, $n request, $ms ms"
+    grep -q 'giving up (budget_exhausted)' "$tmp/out" &&
+    grep -q 'budget_denials=1 ' "$tmp/out"; then
+	ok "retry budget spent: exit 22, $n request, $ms ms, one budget denial counted"
 else
 	bad "retry budget spent: exit $rc, $n requests, $ms ms"
 fi
