@@ -20,6 +20,7 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 
 #include "budget.h"
 #include "clock.h"
@@ -260,6 +261,68 @@ static void start_attempt(int fd, struct rs_fd *e, int64_t now)
 		 * retransmission, so setting it once the SYN is out counts.
 		 */
 		safety_net(fd, e, true);
+}
+
+/*
+ * The first attempt of a blocking connect on a plain socket (born.h), as
+ * the kernel's own blocking connect: Linux bounds it by SO_SNDTIMEO
+ * (EINPROGRESS when that passes, the attempt going on), which the program
+ * never set, so it is ours for the call and 0 again after it.  The value
+ * is early by the kernel's coarseness (ktimeo.c's margins: whole ticks,
+ * the timer wheel's 1/8); the caller's exact wait does the rest.  Nothing
+ * of the outcome needs asking when connect() says it connected; no safety
+ * net either, as the wait is the kernel's.  No lock is held across the
+ * call: the state says an attempt is in flight, as for any other.
+ */
+#define KERNEL_MIN_MS 200
+
+static int kernel_attempt(int fd, struct rs_fd *e, int64_t now)
+{
+	uint32_t ct = e->settings->connect_timeout_ms;
+	int64_t until = ct == RS_OFF ? RS_NEVER : rs_clock_min(now + ct,
+	    e->deadline_ms);
+	int64_t t = until == RS_NEVER ? 0 : until - now;
+	uint32_t k = (uint32_t)(t - t / 8 - 20);
+	struct timeval tv = { (time_t)(k / 1000), (suseconds_t)(k % 1000) *
+		1000 };
+
+	if (t < KERNEL_MIN_MS || e->attempt || rs_fd_state(e) !=
+	    RS_FD_BACKOFF || now < e->retry_at_ms ||
+	    rs_real_setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
+		sizeof(tv)) < 0)
+		return 1;
+	e->attempt = 1;
+	rs_stats_add(e->rule, RS_STAT_ATTEMPTS);
+	e->attempt_deadline_ms = until;
+	rs_fd_set_state(e, RS_FD_CONNECTING);
+	rs_fd_unlock(e);
+	int r = rs_real_connect(fd, (struct sockaddr *)&e->addr,
+	    e->addrlen) == 0 ? 0 : -errno;
+	struct timeval zero = { 0, 0 };
+
+	rs_real_setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &zero, sizeof(zero));
+	rs_fd_lock(e);
+	/* Another thread's step may have judged the attempt meanwhile. */
+	if (rs_fd_state(e) != RS_FD_CONNECTING || e->attempt != 1)
+		return r;
+	if (r == 0)
+		conclude(fd, e, 0, rs_clock_now_ms());
+	else if (r != -EINPROGRESS && r != -EINTR && r != -EALREADY)
+		after_failure(fd, e, -r, rs_clock_now_ms());
+	return r;
+}
+
+int rs_connect_step_kernel(int fd, struct rs_fd *e)
+{
+	int save = errno;
+
+	if (!rs_fd_trylock(e))
+		return 1;
+	int r = kernel_attempt(fd, e, rs_clock_now_ms());
+
+	rs_fd_unlock(e);
+	errno = save;
+	return r;
 }
 
 /*
