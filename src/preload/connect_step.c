@@ -265,28 +265,30 @@ static void start_attempt(int fd, struct rs_fd *e, int64_t now)
 
 /*
  * The first attempt of a blocking connect on a plain socket (born.h), as
- * the kernel's own blocking connect: Linux bounds it by SO_SNDTIMEO
- * (EINPROGRESS when that passes, the attempt going on), which the program
- * never set, so it is ours for the call and 0 again after it.  The value
- * is early by the kernel's coarseness (ktimeo.c's margins: whole ticks,
- * the timer wheel's 1/8); the caller's exact wait does the rest.  Nothing
- * of the outcome needs asking when connect() says it connected; no safety
- * net either, as the wait is the kernel's.  No lock is held across the
- * call: the state says an attempt is in flight, as for any other.
+ * the kernel's own blocking connect, bounded by a SO_SNDTIMEO of one tick
+ * (Linux honours it for connect: EINPROGRESS when it passes, the attempt
+ * going on), which the program never set, so it is ours for the call and
+ * 0 again after it.  On loopback and on a near network the handshake ends
+ * within the call, and then nothing needs asking: connect() said it
+ * connected.  Any longer wait is the exact path's, from the first tick:
+ * the kernel times nothing that matters, so its timer's coarseness cannot
+ * make a timeout late, and an ICMP error that arrives while connect()
+ * holds the socket (soft: the socket stays in SYN_SENT, which a blocking
+ * connect would sleep through until the SYN's retransmission, outcome.c)
+ * costs at most that tick.  No safety net: the kernel's wait is bounded.
+ * No lock is held across the call: the state says an attempt is in
+ * flight, as for any other.
  */
-#define KERNEL_MIN_MS 200
+#define KERNEL_MIN_MS 50
 
 static int kernel_attempt(int fd, struct rs_fd *e, int64_t now)
 {
 	uint32_t ct = e->settings->connect_timeout_ms;
-	int64_t until = ct == RS_OFF ? RS_NEVER : rs_clock_min(now + ct,
-	    e->deadline_ms);
-	int64_t t = until == RS_NEVER ? 0 : until - now;
-	uint32_t k = (uint32_t)(t - t / 8 - 20);
-	struct timeval tv = { (time_t)(k / 1000), (suseconds_t)(k % 1000) *
-		1000 };
+	int64_t until = ct == RS_OFF ? e->deadline_ms :
+	    rs_clock_min(now + ct, e->deadline_ms);
+	struct timeval tv = { 0, 1000 };
 
-	if (t < KERNEL_MIN_MS || e->attempt || rs_fd_state(e) !=
+	if (until - now < KERNEL_MIN_MS || e->attempt || rs_fd_state(e) !=
 	    RS_FD_BACKOFF || now < e->retry_at_ms ||
 	    rs_real_setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
 		sizeof(tv)) < 0)
