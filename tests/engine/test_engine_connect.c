@@ -35,6 +35,10 @@
 /* Socket events of a refused attempt, and of a connected one. */
 #define REFUSED_EV (POLLOUT | POLLERR | POLLHUP)
 #define CONNECTED_EV POLLOUT
+/* A wait of timeout t in which the attempt connects after a ms. */
+#define CONNECTED_AFTER(t, a) \
+	FK_POLL_READY((t), (a), FD, CONNECTED_EV), FK_SO_ERROR_IS(FD, 0), \
+	FK_PEER(FD)
 
 /*
  * A policy: connect_timeout, attempts, connect_budget, retry_on, the
@@ -378,9 +382,7 @@ static const struct connect_case cases[] = {
 		.plain = true,
 		.steps = {
 			FK_CONNECT_START(FD),
-			FK_POLL_READY(1000, 5, FD, CONNECTED_EV),
-			FK_SO_ERROR_IS(FD, 0),
-			FK_PEER(FD),
+			CONNECTED_AFTER(1000, 5),
 		},
 		.want = 0, .want_ms = 5, .want_state = RS_FD_CONNECTED,
 		.attempts = 1,
@@ -431,9 +433,7 @@ static const struct connect_case cases[] = {
 		.handler = FK_RESTART_HANDLER,
 		.steps = {
 			FK_CONNECT_FAIL(FD, EINTR),
-			FK_POLL_READY(1000, 7, FD, CONNECTED_EV),
-			FK_SO_ERROR_IS(FD, 0),
-			FK_PEER(FD),
+			CONNECTED_AFTER(1000, 7),
 		},
 		.want = 0, .want_ms = 7, .want_state = RS_FD_CONNECTED,
 		.attempts = 1,
@@ -455,9 +455,7 @@ static const struct connect_case cases[] = {
 		.plain = true,
 		.steps = {
 			FK_CONNECT_START(FD),
-			FK_POLL_READY(30, 2, FD, CONNECTED_EV),
-			FK_SO_ERROR_IS(FD, 0),
-			FK_PEER(FD),
+			CONNECTED_AFTER(30, 2),
 		},
 		.want = 0, .want_ms = 2, .want_state = RS_FD_CONNECTED,
 		.attempts = 1,
