@@ -237,17 +237,23 @@ static void out_of_time(int fd, struct rs_fd *e, int64_t now)
 	conclude(fd, e, ETIMEDOUT, now);
 }
 
-/* Starts attempt e->attempt + 1 on a socket that is non-blocking now. */
-static void start_attempt(int fd, struct rs_fd *e, int64_t now)
+/* When an attempt that starts now must end: connect_timeout, capped. */
+static int64_t attempt_deadline(const struct rs_fd *e, int64_t now)
 {
 	uint32_t ct = e->settings->connect_timeout_ms;
 
+	return ct == RS_OFF ? e->deadline_ms :
+	    rs_clock_min(now + ct, e->deadline_ms);
+}
+
+/* Starts attempt e->attempt + 1 on a socket that is non-blocking now. */
+static void start_attempt(int fd, struct rs_fd *e, int64_t now)
+{
 	if (e->attempt > 0)
 		rs_retarget_next(fd, e, now);
 	e->attempt++;
 	rs_stats_add(e->rule, RS_STAT_ATTEMPTS);
-	e->attempt_deadline_ms = ct == RS_OFF ? e->deadline_ms :
-	    rs_clock_min(now + ct, e->deadline_ms);
+	e->attempt_deadline_ms = attempt_deadline(e, now);
 	rs_fd_set_state(e, RS_FD_CONNECTING);
 	if (rs_real_connect(fd, (struct sockaddr *)&e->addr, e->addrlen) == 0)
 		conclude(fd, e, 0, now);
@@ -283,9 +289,7 @@ static void start_attempt(int fd, struct rs_fd *e, int64_t now)
 
 static int kernel_attempt(int fd, struct rs_fd *e, int64_t now)
 {
-	uint32_t ct = e->settings->connect_timeout_ms;
-	int64_t until = ct == RS_OFF ? e->deadline_ms :
-	    rs_clock_min(now + ct, e->deadline_ms);
+	int64_t until = attempt_deadline(e, now);
 	struct timeval tv = { 0, 1000 };
 
 	if (until - now < KERNEL_MIN_MS || e->attempt || rs_fd_state(e) !=
