@@ -70,7 +70,7 @@ ENGINE_WRAP := -Wl,--wrap=rs_clock_now_ms -Wl,--wrap=getpeername \
 ITEST_SRC := $(sort $(wildcard tests/integration/*.c))
 ITEST_BIN := $(patsubst tests/integration/%.c,$(B)/itests/%,$(ITEST_SRC))
 
-.PHONY: all lib cli tests test test-peer unit integration demo bench install \
+.PHONY: all lib cli tests test test-peer unit integration demo demo-deadline bench install \
 	uninstall asan tsan valgrind fuzz format format-check lint clean help \
 	deps coverage unit-tests deb
 
@@ -181,6 +181,9 @@ integration: all tests
 demo: deps ## show curl surviving a flaky server, with and without resolute
 	$(Q)$(MAKE) --no-print-directory all $(B)/itests/peer
 	$(Q)scripts/demo.sh
+
+demo-deadline: all ## one deadline across three services (SPEC 10), bare vs library
+	$(Q)scripts/demo-deadline.sh
 
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))

@@ -35,6 +35,8 @@ static const char *const help[RS_STAT_COUNT] = {
 	"Name lookups retried after a transient failure.",
 	"HTTP requests replayed after a retryable status.",
 	"Retryable HTTP responses handed to the program as the last one.",
+	"HTTP requests read whose deadline header bound the reading thread.",
+	"HTTP requests sent with the calling thread's deadline in a header.",
 };
 
 static uint64_t load(const uint64_t *p)

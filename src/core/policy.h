@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 
 #include "backoff.h"
+#include "deadline.h"
 #include "duration.h"
 #include "http_settings.h"
 
@@ -61,6 +62,7 @@ enum rs_key {
 	RS_KEY_HTTP_MAX_REPLAY = 1u << 19,
 	RS_KEY_HTTP_IDEMPOTENCY_KEY = 1u << 20,
 	RS_KEY_FAILOVER = 1u << 21,
+	RS_KEY_DEADLINE_HEADER = 1u << 22,
 };
 
 /* The effective settings for one destination. */
@@ -77,6 +79,8 @@ struct rs_settings {
 	struct rs_http_settings http;	/* SPEC 9 */
 	uint32_t failover;		/* 1 (on): retries go to the name's
 					   next address; 0 (off) */
+	/* SPEC 10: the header outbound requests carry the deadline in; "" off */
+	char deadline_header[RS_HEADER_NAME_MAX];
 };
 
 enum rs_match_kind {
@@ -113,6 +117,10 @@ struct rs_policy {
 	unsigned defaults_line;		/* 0 when the file has no defaults */
 	struct rs_rule *rules;
 	size_t nrules;
+	/* SPEC 10: the header inbound requests carry a deadline in ("" off),
+	   and how far from now a received one may be at most. */
+	char inbound_header[RS_HEADER_NAME_MAX];
+	uint32_t inbound_max_ms;
 };
 
 /* A destination, as seen by connect(). */

@@ -98,6 +98,8 @@ static const struct rs_keydef settings_rows[] = {
 	  .sub = &http_keys, .off_ok = true },
 	NAMES("failover", RS_KIND_NAME, RS_KEY_FAILOVER, failover, switches,
 	    "on or off"),
+	{ ROW("deadline_header", RS_KIND_HEADER, RS_KEY_DEADLINE_HEADER,
+	    OFF(deadline_header), 0, 0) },
 };
 const struct rs_keytab rs_settings_keys = TABLE(settings_rows);
 

@@ -24,6 +24,7 @@ enum rs_key_kind {
 	RS_KIND_BOOL,		/* true or false */
 	RS_KIND_MATCH,		/* a rule's `match:`, parsed by the caller */
 	RS_KIND_STATUSES,	/* a list of HTTP status codes, a bit set */
+	RS_KIND_HEADER,		/* a header name, or `off` (stored as "") */
 };
 
 struct rs_keytab;

@@ -224,6 +224,34 @@ static void apply_bool(struct rs_walk *w, const struct rs_keydef *f,
 	w->set |= f->bit;
 }
 
+/* A header name, or `off`, stored as text ("" for off). */
+static void apply_header(struct rs_walk *w, const struct rs_keydef *f,
+    const struct rs_ynode *val)
+{
+	char *dst = (char *)w->s + f->off;
+
+	if (rs_walk_header(w->l, f->name, val, dst) == 0)
+		w->set |= f->bit;
+}
+
+int rs_walk_header(struct rs_yload *l, const char *key,
+    const struct rs_ynode *val, char out[RS_HEADER_NAME_MAX])
+{
+	if (!val->quoted && !strcmp(val->value, "off")) {
+		out[0] = '\0';
+		return 0;
+	}
+	if (!rs_deadline_header_name_ok(val->value)) {
+		rs_ydoc_err(l, val, "'%s' must be a header name such as "
+		    "X-Request-Deadline (letters, digits, '-'; at most %d "
+		    "characters) or off, not '%s'", key,
+		    RS_HEADER_NAME_MAX - 1, val->value);
+		return -EINVAL;
+	}
+	snprintf(out, RS_HEADER_NAME_MAX, "%s", val->value);
+	return 0;
+}
+
 static void apply_scalar(struct rs_walk *w, const struct rs_keydef *f,
     const struct rs_ynode *val)
 {
@@ -251,6 +279,9 @@ static void apply_scalar(struct rs_walk *w, const struct rs_keydef *f,
 		break;
 	case RS_KIND_BOOL:
 		apply_bool(w, f, val);
+		break;
+	case RS_KIND_HEADER:
+		apply_header(w, f, val);
 		break;
 	default:
 		break;

@@ -41,6 +41,13 @@ bool rs_walk_is_setting(const char *name);
 int rs_walk_integer(struct rs_yload *l, const char *key,
     const struct rs_ynode *val, double lo, double hi, double *v);
 
+/*
+ * Parses a header name or `off` into out ("" for off); returns 0, or
+ * reports it (naming key) and returns -EINVAL.
+ */
+int rs_walk_header(struct rs_yload *l, const char *key,
+    const struct rs_ynode *val, char out[RS_HEADER_NAME_MAX]);
+
 /* Reports an unknown key, with the nearest of names[] when one is close. */
 void rs_walk_unknown_key(struct rs_yload *l, const struct rs_ynode *key,
     const char *const *names, size_t n);

@@ -15,12 +15,15 @@
 #include <string.h>
 
 #include "default_policy.h"
+#include "policy_inbound.h"
 #include "policy_walk.h"
 #include "sysio.h"
 #include "ydoc.h"
 
 /* The top-level keys, in the order they are read. */
-static const char *const top_names[3] = { "version", "defaults", "hosts" };
+#define NTOP 5
+static const char *const top_names[NTOP] = { "version", "defaults", "hosts",
+	"inbound_deadline", "inbound_deadline_max" };
 
 static void load_defaults(struct rs_yload *l, const struct rs_ynode *key,
     const struct rs_ynode *val, struct rs_policy *p)
@@ -127,23 +130,23 @@ static void top_unknown(struct rs_yload *l, const struct rs_ynode *key)
 		rs_ydoc_err(l, key, "'%s' belongs under 'defaults:' or in a "
 		    "host rule", key->value);
 	else
-		rs_walk_unknown_key(l, key, top_names, 3);
+		rs_walk_unknown_key(l, key, top_names, NTOP);
 }
 
 /* The top level: version first, then defaults, then the rules. */
 static void check_root(struct rs_yload *l, const struct rs_ynode *root,
     struct rs_policy *p)
 {
-	const struct rs_ynode *k[3] = { NULL }, *v[3] = { NULL };
+	const struct rs_ynode *k[NTOP] = { NULL }, *v[NTOP] = { NULL };
 
 	for (size_t i = 0; i + 1 < root->nkids; i += 2) {
 		size_t j = 0;
 
 		if (!rs_ydoc_check_key(l, root, i))
 			continue;
-		while (j < 3 && strcmp(root->kids[i]->value, top_names[j]))
+		while (j < NTOP && strcmp(root->kids[i]->value, top_names[j]))
 			j++;
-		if (j == 3) {
+		if (j == NTOP) {
 			top_unknown(l, root->kids[i]);
 			continue;
 		}
@@ -159,6 +162,7 @@ static void check_root(struct rs_yload *l, const struct rs_ynode *root,
 		rs_ydoc_err(l, k[2], "'hosts' has no value");
 	else if (k[2])
 		load_hosts(l, v[2], p);
+	rs_policy_load_inbound(l, k + 3, v + 3, p);
 }
 
 /* Parses the text and checks the tree into p; returns 0 or -errno. */
@@ -199,6 +203,7 @@ int rs_policy_load_buffer(const char *name, const char *buf, size_t len,
 		return -ENOMEM;
 	}
 	rs_settings_init(&p->defaults);
+	p->inbound_max_ms = RS_INBOUND_MAX_DEFAULT_MS;
 	ret = load_into(&l, p);
 	rs_ydoc_sort_diags(&l);
 	if (ret == 0 && l.nerr)

@@ -30,7 +30,8 @@ static struct rs_shm_metric no_room;
 static const char *const names[RS_STAT_COUNT] = {
 	"connects", "connect_attempts", "retries", "timeouts", "give_ups",
 	"budget_denials", "read_timeouts", "write_timeouts", "failovers",
-	"dns_retries", "http_retries", "http_give_ups",
+	"dns_retries", "http_retries", "http_give_ups", "inbound_deadlines",
+	"deadline_headers",
 };
 
 const char *rs_stats_name(enum rs_stat k)

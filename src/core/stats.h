@@ -29,6 +29,8 @@ enum rs_stat {
 	RS_STAT_DNS_RETRIES,	/* lookups retried after EAI_AGAIN (5d) */
 	RS_STAT_HTTP_RETRIES,	/* requests replayed after 429/503 (9) */
 	RS_STAT_HTTP_GIVE_UPS,	/* retryable responses handed over (9) */
+	RS_STAT_INBOUND_DEADLINES,	/* requests whose deadline a thread took (10) */
+	RS_STAT_DEADLINE_HEADERS,	/* requests sent with our deadline header (10) */
 	RS_STAT_COUNT
 };
 

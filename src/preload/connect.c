@@ -26,6 +26,7 @@
 #include "real.h"
 #include "runtime.h"
 #include "stats.h"
+#include "tdeadline.h"
 
 /* The real connect, with its -1/errno turned into -errno. */
 static int real_connect(int fd, const struct sockaddr *sa, socklen_t len)
@@ -120,7 +121,7 @@ static void start_logical(struct rs_fd *e, const struct rs_target *t,
 	e->rule = rule;
 	memcpy(&e->addr, sa, len);
 	e->addrlen = len;
-	e->deadline_ms = rt->deadline_ms;
+	e->deadline_ms = rs_tdeadline_get();
 	if (s->connect_budget_ms != RS_OFF)
 		e->deadline_ms = rs_clock_min(now + s->connect_budget_ms,
 		    e->deadline_ms);

@@ -180,7 +180,7 @@ void rs_epi_idle(struct rs_ept_instance *i, struct rs_ept_record *r)
 {
 	rs_epi_unpend(i, r);
 	rs_epi_timer(i, r, RS_NEVER);
-	if (r->kmode == RS_EPT_TAGGED)
+	if (rs_epi_tagged(r->kmode))
 		count_tagged(i, -1);
 	r->kmode = RS_EPT_ABSENT;
 	r->live = r->disarmed = r->reported = r->restore = false;
@@ -238,19 +238,19 @@ int rs_epi_set_kernel(struct rs_ept_instance *i, struct rs_ept_record *r,
     enum rs_ept_kernel mode)
 {
 	epoll_data_t d = { .u64 = RS_EPT_TAG | (uint32_t)r->fd };
-	bool was_tagged = r->kmode == RS_EPT_TAGGED;
+	bool was_tagged = rs_epi_tagged(r->kmode);
 	int e = 0;
 
 	if (mode == r->kmode && mode != RS_EPT_PROGRAM)
 		return 0;
 	if (mode == RS_EPT_ABSENT)
 		e = rs_epi_kctl(i->epfd, EPOLL_CTL_DEL, r->fd, 0, d);
-	else if (mode == RS_EPT_TAGGED)
-		e = put(i, r, EPOLLOUT, d);
+	else if (rs_epi_tagged(mode))
+		e = put(i, r, mode == RS_EPT_TAGGED ? EPOLLOUT : EPOLLIN, d);
 	else if (r->kmode != RS_EPT_PROGRAM)
 		e = put(i, r, r->events, r->data);
 	r->kmode = e < 0 && mode != RS_EPT_ABSENT ? RS_EPT_ABSENT : mode;
-	if (was_tagged != (r->kmode == RS_EPT_TAGGED))
+	if (was_tagged != rs_epi_tagged(r->kmode))
 		count_tagged(i, was_tagged ? -1 : 1);
 	return e;
 }

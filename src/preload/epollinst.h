@@ -31,7 +31,15 @@ enum rs_ept_kernel {
 	RS_EPT_PROGRAM,		/* the program's own registration */
 	RS_EPT_TAGGED,		/* ours: tagged data, EPOLLOUT, for a connect */
 	RS_EPT_ABSENT,		/* nothing */
+	RS_EPT_TAGGED_IN,	/* ours: tagged data, EPOLLIN, for an HTTP
+				   response being judged (httpwait.h) */
 };
+
+/* Whether the kernel holds a registration of the library's for mode. */
+static inline bool rs_epi_tagged(enum rs_ept_kernel mode)
+{
+	return mode == RS_EPT_TAGGED || mode == RS_EPT_TAGGED_IN;
+}
 
 /* One registration (epoll instance, fd) of a socket that is or may be
    managed. */

@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "connect_step.h"
 #include "fdtable.h"
+#include "httpwait.h"
 #include "io_timeout.h"
 #include "real.h"
 #include "runtime.h"
@@ -101,8 +102,14 @@ uint32_t rs_ept_sync(struct rs_ept_instance *i, struct rs_ept_record *r,
     int ready, bool in_wait, int64_t now, int64_t *next)
 {
 	struct rs_fd *e = rs_fd_get(r->fd);
-	enum rs_fd_state st = e ? rs_fd_state(e) : RS_FD_NONE;
 	uint32_t rev = 0;
+
+	/* A response being judged or retried: the HTTP engine's (for a
+	   reconnect's steps too). */
+	if (e && rs_hwait_wanted(e) && rs_hwait_ept(i, r, e, ready, in_wait,
+	    now == RS_EPT_NOW_UNREAD ? rs_clock_now_ms() : now, next, &rev))
+		return rev;
+	enum rs_fd_state st = e ? rs_fd_state(e) : RS_FD_NONE;
 
 	if (st == RS_FD_CONNECTING || st == RS_FD_BACKOFF) {
 		if (now == RS_EPT_NOW_UNREAD)
@@ -151,7 +158,7 @@ static bool idle_socket(const struct rs_fd *e)
 
 	return rs_fd_state(e) == RS_FD_CONNECTED &&
 	    s->read_timeout_ms == RS_OFF && s->write_timeout_ms == RS_OFF &&
-	    rs_io_process_deadline() == RS_NEVER;
+	    !s->http.enabled && rs_io_process_deadline() == RS_NEVER;
 }
 
 /* A record whose socket needs nothing from the waits any more. */

@@ -22,6 +22,7 @@
 #include "epollinst.h"
 #include "epolltrack.h"
 #include "fdtable.h"
+#include "httpwait.h"
 #include "io_timeout.h"
 #include "real.h"
 
@@ -71,6 +72,11 @@ static uint32_t timer_due(struct rs_ept_instance *i, struct rs_ept_record *r,
 		rs_ept_sync(i, r, 0, false, now, &next);
 		return 0;
 	}
+	uint32_t rev = 0;
+
+	if (rs_hwait_wanted(e) && rs_hwait_ept(i, r, e, 0, true, now, &next,
+	    &rev))
+		return rev;
 	int64_t dl = rs_io_wait_deadline(e, io, now);
 
 	if (dl > now) {
@@ -84,7 +90,7 @@ static uint32_t timer_due(struct rs_ept_instance *i, struct rs_ept_record *r,
 		rs_epi_timer(i, r, rs_io_wait_deadline(e, io, now));
 		return 0;
 	}
-	uint32_t rev = (uint32_t)rs_io_wait_expired(e, io, now);
+	rev = (uint32_t)rs_io_wait_expired(e, io, now);
 
 	if (r->events & (EPOLLONESHOT | EPOLLET)) {
 		/* Reported once; the program re-arms with EPOLL_CTL_MOD. */
@@ -147,7 +153,7 @@ static int translate(struct rs_ept_instance *i, struct epoll_event *ev, int n,
 			struct rs_ept_record *r = i ? rs_epi_record(i,
 			    (int)(uint32_t)e.data.u64) : NULL;
 
-			if (!r || r->kmode != RS_EPT_TAGGED ||
+			if (!r || !rs_epi_tagged(r->kmode) ||
 			    !(e.events = rs_ept_sync(i, r, 1, true, now, &next)))
 				continue;
 			e.data = r->data;

@@ -141,6 +141,17 @@ static uint64_t inode_of(int fd)
 
 void (*rs_fd_http_release)(struct rs_fd *e);
 
+/* Lets the HTTP engine free what it attached to e (set once, atomically:
+   another thread may be forgetting a descriptor meanwhile). */
+static void release_http(struct rs_fd *e)
+{
+	void (*fn)(struct rs_fd *) = __atomic_load_n(&rs_fd_http_release,
+	    __ATOMIC_ACQUIRE);
+
+	if (e->http != NULL && fn != NULL)
+		fn(e);
+}
+
 struct rs_fd *rs_fd_claim(int fd)
 {
 	if ((unsigned)fd >= RS_FD_MAX || !owned_here())
@@ -160,8 +171,7 @@ struct rs_fd *rs_fd_claim(int fd)
 	 * (rs_fd_forget, rs_fd_set_state) does; ThreadSanitizer saw the race.
 	 */
 	(void)__atomic_exchange_n(&e->state, RS_FD_NONE, __ATOMIC_ACQ_REL);
-	if (e->http != NULL && rs_fd_http_release != NULL)
-		rs_fd_http_release(e);
+	release_http(e);
 	memset((char *)e + offsetof(struct rs_fd, settings), 0,
 	    sizeof(*e) - offsetof(struct rs_fd, settings));
 	e->ino = inode_of(fd);
@@ -182,14 +192,20 @@ void rs_fd_forget(int fd)
 	struct rs_fd *c = __atomic_load_n(&chunks[fd / RS_FD_CHUNK],
 	    __ATOMIC_ACQUIRE);
 
-	if (c && __atomic_load_n(&c[fd % RS_FD_CHUNK].state, __ATOMIC_ACQUIRE)
-	    && owned_here()) {
-		__atomic_store_n(&c[fd % RS_FD_CHUNK].state, RS_FD_NONE,
-		    __ATOMIC_RELEASE);
-		if (c[fd % RS_FD_CHUNK].http != NULL &&
-		    rs_fd_http_release != NULL)
-			rs_fd_http_release(&c[fd % RS_FD_CHUNK]);
-	}
+	if (!c)
+		return;
+	struct rs_fd *e = &c[fd % RS_FD_CHUNK];
+
+	if (!__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) || !owned_here())
+		return;
+	/*
+	 * Everything this thread does with the entry comes before the release
+	 * of its state: the next user of the number (a dup or socket in
+	 * another thread) acquires that store in rs_fd_claim() and then
+	 * overwrites the entry, so a read of it after the store would race.
+	 */
+	release_http(e);
+	__atomic_store_n(&e->state, RS_FD_NONE, __ATOMIC_RELEASE);
 }
 
 void rs_fd_forget_range(unsigned first, unsigned last)

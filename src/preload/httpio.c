@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "httpretry.h"
+#include "httpwait.h"
+#include "wait.h"
 
 void rs_hio_untracked(struct rs_fd *e)
 {
@@ -18,6 +20,30 @@ void rs_hio_untracked(struct rs_fd *e)
 		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
 		rs_hconn_leave(e, h);
 	}
+}
+
+/*
+ * A read on a non-blocking socket never waits: the waits drive the retry
+ * (httpwait.h).  MSG_DONTWAIT on a blocking socket keeps the blocking
+ * path: PHP polls a blocking socket itself, then reads so; its polls go
+ * straight to the kernel, and only the read can retry.  A retry that a
+ * non-blocking step began (O_NONBLOCK cleared since) is finished first.
+ */
+static int settle(struct rs_hconn *h, struct rs_fd *e, int fd, int flags)
+{
+	int r;
+
+	if (e->nonblocking)
+		return rs_hwait_settle(h, e, fd);
+	if (h->m.phase == RS_HR_DRAIN || h->m.phase == RS_HR_WAIT ||
+	    h->out_left > 0) {
+		r = rs_hwait_finish(h, e, fd);
+		if (r < 0)
+			return r;
+		if ((e = rs_fd_get(fd)) == NULL)
+			return -ECONNRESET;
+	}
+	return rs_hconn_settle(h, e, fd, (flags & MSG_DONTWAIT) != 0);
 }
 
 /*
@@ -33,7 +59,7 @@ static struct rs_hconn *before_read(struct rs_fd **e, int fd, int flags,
 	*err = 0;
 	if (!rs_hio_wanted(*e) || (h = rs_hconn_enter(*e)) == NULL)
 		return NULL;
-	*err = rs_hconn_settle(h, *e, fd, (flags & MSG_DONTWAIT) != 0);
+	*err = settle(h, *e, fd, flags);
 	/* A reconnect made a new entry for fd (the same slot, or none). */
 	struct rs_fd *now = rs_fd_get(fd);
 
@@ -41,6 +67,11 @@ static struct rs_hconn *before_read(struct rs_fd **e, int fd, int flags,
 		rs_hconn_leave(*e, h);
 		if (now == NULL && *err == 0)
 			*err = -ECONNRESET;
+		if (*err == RS_HW_RESTEP) {
+			/* The read moved the retry on: epoll follows it. */
+			rs_wait_fd_connect(fd);
+			*err = -EAGAIN;
+		}
 		return NULL;
 	}
 	*e = now;
@@ -149,6 +180,22 @@ ssize_t rs_hio_recvmsg(struct rs_fd *e, int fd, struct msghdr *msg,
 	return r;
 }
 
+/*
+ * Leaves h after a write.  A request on a non-blocking socket that is now
+ * complete awaits its response: its epoll registrations must hide the
+ * socket until the response is judged (httpwait.h).
+ */
+static void after_write(struct rs_fd *e, struct rs_hconn *h, int fd,
+    enum rs_hr_phase before)
+{
+	bool awaits = before != RS_HR_AWAIT && h->m.phase == RS_HR_AWAIT &&
+	    e->nonblocking;
+
+	rs_hconn_leave(e, h);
+	if (awaits)
+		rs_wait_fd_connect(fd);
+}
+
 ssize_t rs_hio_send(struct rs_fd *e, int fd, const void *buf, size_t n,
     int flags)
 {
@@ -157,8 +204,10 @@ ssize_t rs_hio_send(struct rs_fd *e, int fd, const void *buf, size_t n,
 
 	if (!rs_hio_wanted(e) || (h = rs_hconn_enter(e)) == NULL)
 		return rs_io_send(e, fd, buf, n, flags);
+	enum rs_hr_phase before = h->m.phase;
+
 	r = rs_hconn_write(h, e, fd, buf, n, flags);
-	rs_hconn_leave(e, h);
+	after_write(e, h, fd, before);
 	return r;
 }
 
@@ -169,8 +218,10 @@ ssize_t rs_hio_write(struct rs_fd *e, int fd, const void *buf, size_t n)
 
 	if (!rs_hio_wanted(e) || (h = rs_hconn_enter(e)) == NULL)
 		return rs_io_write(e, fd, buf, n);
+	enum rs_hr_phase before = h->m.phase;
+
 	r = rs_hconn_write(h, e, fd, buf, n, 0);
-	rs_hconn_leave(e, h);
+	after_write(e, h, fd, before);
 	return r;
 }
 
@@ -213,6 +264,8 @@ ssize_t rs_hio_writev(struct rs_fd *e, int fd, const struct iovec *iov,
 
 	if (!rs_hio_wanted(e) || (h = rs_hconn_enter(e)) == NULL)
 		return rs_io_writev(e, fd, iov, cnt);
+	enum rs_hr_phase before = h->m.phase;
+
 	if (rs_hr_holding(&h->m)) {
 		r = write_each(h, e, fd, iov, cnt, 0);
 	} else {
@@ -220,7 +273,7 @@ ssize_t rs_hio_writev(struct rs_fd *e, int fd, const struct iovec *iov,
 		if (r > 0)
 			rs_hconn_sent_iov(h, iov, cnt, (size_t)r);
 	}
-	rs_hconn_leave(e, h);
+	after_write(e, h, fd, before);
 	return r;
 }
 
@@ -232,6 +285,8 @@ ssize_t rs_hio_sendmsg(struct rs_fd *e, int fd, const struct msghdr *msg,
 
 	if (!rs_hio_wanted(e) || (h = rs_hconn_enter(e)) == NULL)
 		return rs_io_sendmsg(e, fd, msg, flags);
+	enum rs_hr_phase before = h->m.phase;
+
 	if (msg->msg_name != NULL || msg->msg_controllen > 0) {
 		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
 		r = rs_io_sendmsg(e, fd, msg, flags);
@@ -244,6 +299,6 @@ ssize_t rs_hio_sendmsg(struct rs_fd *e, int fd, const struct msghdr *msg,
 			rs_hconn_sent_iov(h, msg->msg_iov,
 			    (int)msg->msg_iovlen, (size_t)r);
 	}
-	rs_hconn_leave(e, h);
+	after_write(e, h, fd, before);
 	return r;
 }

@@ -46,13 +46,28 @@ struct rs_hconn *rs_hconn_enter(struct rs_fd *e)
 			return NULL;
 		}
 		rs_hr_init(&h->m, &e->settings->http, NULL);
-		rs_fd_http_release = release;
+		__atomic_store_n(&rs_fd_http_release, release,
+		    __ATOMIC_RELEASE);
 		e->http = h;
 	}
 	if (h->m.phase == RS_HR_PASS)
 		return NULL;
 	if (__atomic_exchange_n(&h->busy, 1, __ATOMIC_ACQUIRE)) {
 		h->conflict = true;
+		return NULL;
+	}
+	return h;
+}
+
+struct rs_hconn *rs_hconn_enter_wait(struct rs_fd *e, bool *busy)
+{
+	struct rs_hconn *h = e->http;
+
+	*busy = false;
+	if (e->http_off || h == NULL || h->m.phase == RS_HR_PASS)
+		return NULL;
+	if (__atomic_exchange_n(&h->busy, 1, __ATOMIC_ACQUIRE)) {
+		*busy = true;
 		return NULL;
 	}
 	return h;
@@ -253,12 +268,18 @@ static const char *judge_why(const struct rs_hconn *h)
 	return "response head too large";
 }
 
+void rs_hconn_shown(const struct rs_fd *e, struct rs_hconn *h)
+{
+	if (h->m.gave_up)
+		gave_up(e, h, judge_why(h));
+}
+
 /*
  * A RETRY verdict: the wait comes from Retry-After or the backoff; the
  * deadline and the retry budget may still refuse it.  Returns the wait in
  * ms, or -1 after handing the response to the program.
  */
-static int64_t allow(struct rs_fd *e, struct rs_hconn *h)
+int64_t rs_hconn_allow(struct rs_fd *e, struct rs_hconn *h)
 {
 	const struct rs_runtime *rt = rs_runtime_get();
 	const struct rs_settings *s = e->settings;
@@ -292,10 +313,10 @@ static int64_t allow(struct rs_fd *e, struct rs_hconn *h)
 /*
  * A new connection on the same descriptor for a response that did not
  * allow keep-alive: the old one is dissolved (connect(AF_UNSPEC)) and a
- * logical connect made as the program's own would be, blocking, so that
- * connect retries, failover and budgets apply.
+ * logical connect made as the program's own would be, so that connect
+ * retries, failover and budgets apply: blocking, or left to the waits.
  */
-static int reconnect(struct rs_fd *e, int fd)
+int rs_hconn_reconnect(struct rs_fd *e, int fd, bool block)
 {
 	struct sockaddr_storage addr = e->addr;
 	socklen_t len = e->addrlen;
@@ -306,10 +327,11 @@ static int reconnect(struct rs_fd *e, int fd)
 	rs_real_connect(fd, &unspec, sizeof(unspec));
 	e->http = NULL;
 	rs_fd_forget(fd);
-	if (fl >= 0 && (fl & O_NONBLOCK))
+	block = block && fl >= 0 && (fl & O_NONBLOCK);
+	if (block)
 		rs_real_fcntl(fd, F_SETFL, (uintptr_t)(fl & ~O_NONBLOCK));
 	r = rs_connect(fd, (struct sockaddr *)&addr, len);
-	if (fl >= 0 && (fl & O_NONBLOCK))
+	if (block)
 		rs_real_fcntl(fd, F_SETFL, (uintptr_t)fl);
 	e = rs_fd_get(fd);
 	if (e == NULL) {
@@ -359,7 +381,7 @@ static int resend(struct rs_fd *e, struct rs_hconn *h, int fd, int64_t wait)
 		wait_fd(-1, 0, rs_clock_now_ms() + wait);
 	h->reused = !h->m.reconnect;
 	if (h->m.reconnect) {
-		r = reconnect(e, fd);
+		r = rs_hconn_reconnect(e, fd, true);
 		if (r < 0) {
 			rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
 			return r;
@@ -427,11 +449,10 @@ static int judge(struct rs_fd *e, struct rs_hconn *h, int fd, bool may_fail,
 		return r == 0 ? -ETIMEDOUT : r < 0 ? r : 0;
 	}
 	if (v == RS_HR_SHOW) {
-		if (h->m.gave_up)
-			gave_up(e, h, judge_why(h));
+		rs_hconn_shown(e, h);
 		return 1;
 	}
-	wait = allow(e, h);
+	wait = rs_hconn_allow(e, h);
 	if (wait < 0)
 		return 1;
 	r = drain(e, h, fd);
@@ -443,6 +464,7 @@ int rs_hconn_settle(struct rs_hconn *h, struct rs_fd *e, int fd,
 {
 	unsigned first = h->m.attempt;
 	int r;
+
 
 	/*
 	 * Each round judges, or retries once: bounded by attempts.  Once a

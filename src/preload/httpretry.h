@@ -8,10 +8,12 @@
  * pay one test of a pointer.  A response is judged where it lies in the
  * receive queue (MSG_PEEK): one the program will see is left there, so
  * its bytes reach the program exactly as without the library; only a
- * retried response is consumed here.  The retry itself (consume the
- * response, wait, reconnect if needed, send again, judge the next) runs
- * inside the program's read call that would have returned the response,
- * so a program never sees a byte of a retried response, blocking or not.
+ * retried response is consumed here.  On a blocking socket the retry
+ * itself (consume the response, wait, reconnect if needed, send again,
+ * judge the next) runs inside the program's read call that would have
+ * returned the response; on a non-blocking one it is stepped by the waits
+ * and reads without blocking (httpwait.h).  Either way a program never
+ * sees a byte of a retried response.
  *
  * Thread-safety: a connection is used by one thread at a time; a second
  * thread that enters while another is inside makes the connection pass
@@ -38,6 +40,13 @@ struct rs_hconn {
 	bool conflict;			/* another one came meanwhile */
 	bool orphan;			/* its descriptor is no longer managed */
 	bool reused;			/* the last resend reused the connection */
+	/* The non-blocking retry, driven by the waits (httpwait.h). */
+	int64_t retry_at_ms;		/* WAIT: when the request goes again */
+	const char *out;		/* a resend's bytes not sent yet */
+	size_t out_left;
+	bool connecting;		/* WAIT: a reconnect is under way */
+	bool lowat_set;			/* SO_RCVLOWAT is ours for now */
+	int lowat_old;			/* the program's SO_RCVLOWAT */
 	char buf[RS_HCONN_PEEK];
 };
 
@@ -55,7 +64,8 @@ void rs_hconn_leave(struct rs_fd *e, struct rs_hconn *h);
  * a response it may see, retrying as the rule allows.  dontwait is true
  * for MSG_DONTWAIT.  Returns 0 (go on with the read), -EAGAIN (nothing to
  * read yet, non-blocking), -ETIMEDOUT (read_timeout or the deadline), or
- * another -errno from a reconnect or a resend.
+ * another -errno from a reconnect or a resend.  For a blocking socket
+ * (httpio.c sends reads of non-blocking ones to httpwait.h).
  */
 int rs_hconn_settle(struct rs_hconn *h, struct rs_fd *e, int fd,
     bool dontwait);
@@ -67,6 +77,31 @@ int rs_hconn_settle(struct rs_hconn *h, struct rs_fd *e, int fd,
  */
 ssize_t rs_hconn_write(struct rs_hconn *h, struct rs_fd *e, int fd,
     const char *p, size_t n, int flags);
+
+/*
+ * Enters the engine for a wait: as rs_hconn_enter(), except that a thread
+ * already inside is no conflict (the wait looks again later): *busy is
+ * set and NULL returned.
+ */
+struct rs_hconn *rs_hconn_enter_wait(struct rs_fd *e, bool *busy);
+
+/*
+ * A RETRY verdict: asks the deadline and the retry budget, logs and
+ * counts.  Returns the wait before the resend in ms, or -1 when the
+ * response goes to the program (phase DELIVER).
+ */
+int64_t rs_hconn_allow(struct rs_fd *e, struct rs_hconn *h);
+
+/*
+ * The request must go on a new connection: dissolves the old one and
+ * starts a logical connect on fd, run to its end when block is true, else
+ * left to the waits (-EINPROGRESS).  Returns 0 or -errno; when fd is no
+ * longer managed afterwards the state is orphaned (freed on leave).
+ */
+int rs_hconn_reconnect(struct rs_fd *e, int fd, bool block);
+
+/* A SHOW verdict: logs a give-up when the status was a retried one. */
+void rs_hconn_shown(const struct rs_fd *e, struct rs_hconn *h);
 
 /* Feeds the n bytes that iov[0..cnt) held to the machine as sent/read. */
 void rs_hconn_sent_iov(struct rs_hconn *h, const struct iovec *iov, int cnt,

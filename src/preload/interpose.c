@@ -18,6 +18,7 @@
 #include "connect_step.h"
 #include "fdtable.h"
 #include "guard.h"
+#include "httphook.h"
 #include "httpio.h"
 #include "io.h"
 #include "ktimeo.h"
@@ -77,6 +78,7 @@ EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len)
 	int r = rs_connect(fd, sa, len);
 
 	rs_wait_fd_connect(fd);
+	rs_httpconn_connecting(fd, rs_fd_get(fd));
 	return LIBC_RET(r);
 }
 
@@ -87,7 +89,16 @@ static int fresh(int fd)
 		rs_born_forget(fd);
 		rs_fd_forget(fd);
 		rs_wait_fd_reused(fd);
+		rs_httpconn_forget(fd);
 	}
+	return fd;
+}
+
+/* An accepted connection: followed only for inbound deadlines (SPEC 10). */
+static int accepted(int fd)
+{
+	if (fresh(fd) >= 0 && !rs_guard_active())
+		rs_httpconn_accepted(fd);
 	return fd;
 }
 
@@ -112,12 +123,12 @@ EXPORT int socketpair(int domain, int type, int protocol, int sv[2])
 
 EXPORT int accept(int fd, struct sockaddr *sa, socklen_t *len)
 {
-	return fresh(rs_real_accept(fd, sa, len));
+	return accepted(rs_real_accept(fd, sa, len));
 }
 
 EXPORT int accept4(int fd, struct sockaddr *sa, socklen_t *len, int flags)
 {
-	return fresh(rs_real_accept4(fd, sa, len, flags));
+	return accepted(rs_real_accept4(fd, sa, len, flags));
 }
 
 EXPORT int close(int fd)
@@ -127,6 +138,7 @@ EXPORT int close(int fd)
 	rs_born_forget(fd);
 	if (rs_fd_get(fd))
 		rs_fd_forget(fd);
+	rs_httpconn_forget(fd);
 	return rs_real_close(fd);
 }
 
@@ -140,6 +152,7 @@ EXPORT int close_range(unsigned first, unsigned last, int flags)
 	if (r == 0 && !(flags & CLOSE_RANGE_CLOEXEC)) {
 		rs_born_forget_range(first, last);
 		rs_fd_forget_range(first, last);
+		rs_httpconn_forget_range(first, last);
 	}
 	return r;
 }
@@ -153,15 +166,15 @@ static int copied(int from, int to)
 {
 	struct rs_fd *e;
 
+	if (to < 0)
+		return to;
 	/* Either copy may change the flags or options of both. */
-	if (to >= 0) {
-		rs_born_forget(from);
-		rs_born_forget(to);
-	}
-	if (to >= 0 && (e = rs_fd_get(from)))
+	rs_born_forget(from);
+	rs_born_forget(to);
+	if ((e = rs_fd_get(from)))
 		rs_ktimeo_release(e, from);
-	if (to >= 0)
-		rs_fd_copy(from, to);
+	rs_fd_copy(from, to);
+	rs_httpconn_forget(to);
 	return to;
 }
 
@@ -305,8 +318,8 @@ EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? LIBC_RET(rs_hio_read(e, fd, buf, n)) :
-	    rs_real_read(fd, buf, n);
+	return rs_hook_read(fd, buf, n, 0, e ? LIBC_RET(rs_hio_read(e, fd, buf,
+	    n)) : rs_real_read(fd, buf, n));
 }
 
 EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
@@ -320,16 +333,17 @@ EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? LIBC_RET(rs_hio_readv(e, fd, iov, cnt)) :
-	    rs_real_readv(fd, iov, cnt);
+	return rs_hook_readv(fd, iov, cnt, cnt > 0 ? rs_hook_iov_total(iov,
+	    (size_t)cnt) : 0, 0, e ? LIBC_RET(rs_hio_readv(e, fd, iov, cnt)) :
+	    rs_real_readv(fd, iov, cnt));
 }
 
 EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? LIBC_RET(rs_hio_recv(e, fd, buf, n, flags)) :
-	    rs_real_recv(fd, buf, n, flags);
+	return rs_hook_read(fd, buf, n, flags, e ? LIBC_RET(rs_hio_recv(e, fd,
+	    buf, n, flags)) : rs_real_recv(fd, buf, n, flags));
 }
 
 EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen,
@@ -345,8 +359,9 @@ EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? LIBC_RET(rs_hio_recvfrom(e, fd, buf, n, flags, sa, len)) :
-	    rs_real_recvfrom(fd, buf, n, flags, sa, len);
+	return rs_hook_read(fd, buf, n, flags, e ? LIBC_RET(rs_hio_recvfrom(e,
+	    fd, buf, n, flags, sa, len)) : rs_real_recvfrom(fd, buf, n, flags,
+	    sa, len));
 }
 
 EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen,
@@ -361,8 +376,11 @@ EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
 	struct rs_fd *e = managed(fd);
 
-	return e ? LIBC_RET(rs_hio_recvmsg(e, fd, msg, flags)) :
+	ssize_t r = e ? LIBC_RET(rs_hio_recvmsg(e, fd, msg, flags)) :
 	    rs_real_recvmsg(fd, msg, flags);
+
+	return rs_hook_readv(fd, msg->msg_iov, (int)msg->msg_iovlen,
+	    rs_hook_iov_total(msg->msg_iov, msg->msg_iovlen), flags, r);
 }
 
 EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned n, int flags,
@@ -379,6 +397,10 @@ EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned n, int flags,
 EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
 	struct rs_fd *e = managed(fd);
+	struct rs_httpconn *c = rs_hook_http(fd);
+
+	if (c)
+		return LIBC_RET(rs_hook_send(c, e, fd, buf, n, 0, NULL, 0));
 
 	return e ? LIBC_RET(rs_hio_write(e, fd, buf, n)) :
 	    rs_real_write(fd, buf, n);
@@ -387,6 +409,12 @@ EXPORT ssize_t write(int fd, const void *buf, size_t n)
 EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
 	struct rs_fd *e = managed(fd);
+	struct rs_httpconn *c = cnt > 0 ? rs_hook_http(fd) : NULL;
+	struct msghdr m = { .msg_iov = (struct iovec *)iov,
+		.msg_iovlen = cnt > 0 ? (size_t)cnt : 0 };
+
+	if (c)
+		return LIBC_RET(rs_httpconn_send(c, e, fd, &m, 0));
 
 	return e ? LIBC_RET(rs_hio_writev(e, fd, iov, cnt)) :
 	    rs_real_writev(fd, iov, cnt);
@@ -395,6 +423,10 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
 	struct rs_fd *e = managed(fd);
+	struct rs_httpconn *c = rs_hook_http(fd);
+
+	if (c)
+		return LIBC_RET(rs_hook_send(c, e, fd, buf, n, flags, NULL, 0));
 
 	return e ? LIBC_RET(rs_hio_send(e, fd, buf, n, flags)) :
 	    rs_real_send(fd, buf, n, flags);
@@ -404,6 +436,10 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
     const struct sockaddr *sa, socklen_t len)
 {
 	struct rs_fd *e = managed(fd);
+	struct rs_httpconn *c = rs_hook_http(fd);
+
+	if (c)
+		return LIBC_RET(rs_hook_send(c, e, fd, buf, n, flags, sa, len));
 
 	return e ? LIBC_RET(rs_hio_sendto(e, fd, buf, n, flags, sa, len)) :
 	    rs_real_sendto(fd, buf, n, flags, sa, len);
@@ -412,6 +448,10 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	struct rs_fd *e = managed(fd);
+	struct rs_httpconn *c = rs_hook_http(fd);
+
+	if (c)
+		return LIBC_RET(rs_httpconn_send(c, e, fd, msg, flags));
 
 	return e ? LIBC_RET(rs_hio_sendmsg(e, fd, msg, flags)) :
 	    rs_real_sendmsg(fd, msg, flags);

@@ -14,14 +14,13 @@
 #include "clock.h"
 #include "dest.h"
 #include "log.h"
-#include "runtime.h"
 #include "stats.h"
+#include "tdeadline.h"
 
+/* The calling thread's: the process deadline or a request's (SPEC 10). */
 int64_t rs_io_process_deadline(void)
 {
-	const struct rs_runtime *rt = rs_runtime_peek();
-
-	return rt ? rt->deadline_ms : RS_NEVER;
+	return rs_tdeadline_get();
 }
 
 /*
@@ -55,7 +54,11 @@ void rs_io_log_timeout(const struct rs_fd *e, bool out, int64_t now)
 	    out ? "write_timeout" : "read_timeout");
 
 	f.error = "timed out";
-	if (by_deadline)
+	if (by_deadline && rs_tdeadline_fd() >= 0)
+		rs_log(RS_LOG_WARN, &f, "%s %s timed out: the deadline of the "
+		    "request read on fd %d passed", out ? "write to" :
+		    "read from", d.text, rs_tdeadline_fd());
+	else if (by_deadline)
 		rs_log(RS_LOG_WARN, &f, "%s %s timed out: process deadline "
 		    "passed", out ? "write to" : "read from", d.text);
 	else

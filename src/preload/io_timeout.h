@@ -14,7 +14,10 @@
 
 #include "fdtable.h"
 
-/* Returns the process deadline (RESOLUTE_DEADLINE), or RS_NEVER. */
+/*
+ * Returns the calling thread's deadline: the process deadline
+ * (RESOLUTE_DEADLINE) or an earlier one from a request it read, or RS_NEVER.
+ */
 int64_t rs_io_process_deadline(void);
 
 /*

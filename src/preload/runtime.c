@@ -79,8 +79,11 @@ static struct rs_policy *load_policy(bool secure)
 	return p;
 }
 
-/* RESOLUTE_DEADLINE: absolute, Unix epoch milliseconds. */
-static int64_t read_deadline(void)
+/*
+ * RESOLUTE_DEADLINE: absolute, Unix epoch milliseconds; *epoch_ms keeps
+ * the value as given, so that a deadline header carries it exactly.
+ */
+static int64_t read_deadline(int64_t *epoch_ms)
 {
 	const char *v = rs_startenv_get("RESOLUTE_DEADLINE");
 	char *end;
@@ -96,6 +99,7 @@ static int64_t read_deadline(void)
 		    v);
 		return RS_NEVER;
 	}
+	*epoch_ms = ms;
 	return rs_clock_epoch_to_mono_ms(ms);
 }
 
@@ -105,7 +109,7 @@ static void init_locked(void)
 
 	runtime.secure = getauxval(AT_SECURE) != 0;
 	rs_log_configure_from(runtime.secure, rs_startenv_get);
-	runtime.deadline_ms = read_deadline();
+	runtime.deadline_ms = read_deadline(&runtime.deadline_epoch_ms);
 	if (!rs_startenv_is("RESOLUTE_DISABLE", "1")) {
 		runtime.policy = load_policy(runtime.secure);
 		if (!runtime.policy && rs_startenv_is("RESOLUTE_STRICT", "1"))

@@ -21,6 +21,7 @@ struct rs_runtime {
 	bool secure;			/* AT_SECURE: environment distrusted */
 	const struct rs_policy *policy;	/* NULL when !active */
 	int64_t deadline_ms;		/* monotonic; RS_NEVER for none */
+	int64_t deadline_epoch_ms;	/* the same as given, 0 for none */
 };
 
 /*

@@ -24,6 +24,7 @@
 #include "epolltrack.h"
 #include "epollwait.h"
 #include "fdtable.h"
+#include "httpwait.h"
 #include "io_timeout.h"
 #include "real.h"
 
@@ -42,6 +43,8 @@ struct watched {
 	bool connecting;	/* kernel watches POLLOUT for the attempt */
 	bool hidden;		/* backing off: fd negated */
 	bool expire;		/* read/write timeout reached */
+	bool http;		/* an HTTP response is judged (httpwait.h) */
+	bool http_ready;	/* the kernel reported it to the engine */
 };
 
 /* One wait in progress. */
@@ -60,6 +63,8 @@ struct pwait {
  */
 static bool involved(const struct rs_fd *e, short events, int64_t now)
 {
+	if ((events & POLLIN) && rs_hwait_wanted(e))
+		return true;
 	switch (rs_fd_state(e)) {
 	case RS_FD_CONNECTING:
 	case RS_FD_BACKOFF:
@@ -121,15 +126,39 @@ static bool prepare_connect(struct watched *it, struct pollfd *p, int64_t now,
 	return true;
 }
 
+/*
+ * An item whose response the HTTP engine judges or retries: the kernel
+ * watches what the engine wants, and the program sees nothing of it.
+ */
+static bool http_item(struct watched *it, struct pollfd *p, int64_t now,
+    int64_t *next)
+{
+	bool ready = it->http_ready;
+	short ev;
+
+	it->http = it->http_ready = false;
+	if (!(it->events & POLLIN) || !rs_hwait_wanted(it->e) ||
+	    (ev = rs_hwait_poll_events(it->e, it->fd, ready, now, next)) < 0)
+		return false;
+	it->http = true;
+	if (ev)
+		p->events = ev;
+	else
+		p->fd = -1;
+	return true;
+}
+
 /* Readies one item for the next real wait; *zero: do not block. */
 static void ready_item(struct watched *it, struct pollfd *p, int64_t now,
     int64_t *next, bool *zero)
 {
 	struct rs_fd *e = it->e;
-	enum rs_fd_state st = rs_fd_state(e);
 
 	it->report = 0;
 	it->connecting = it->hidden = it->expire = false;
+	if (http_item(it, p, now, next))
+		return;
+	enum rs_fd_state st = rs_fd_state(e);
 	if ((st == RS_FD_CONNECTING || st == RS_FD_BACKOFF) &&
 	    prepare_connect(it, p, now, next))
 		return;
@@ -173,7 +202,9 @@ static void translate_item(struct watched *it, struct pollfd *p, int64_t now)
 	short got = p->revents;
 
 	p->revents = 0;
-	if (it->hidden)
+	if (it->http)
+		it->http_ready = got != 0;
+	if (it->hidden || it->http)
 		return;
 	if (it->connecting) {
 		if (!got && now < rs_connect_next_ms(it->e))

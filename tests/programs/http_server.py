@@ -19,7 +19,9 @@ serves every client of a test run:
   /_stats/ID
       JSON {"count": N, "methods": [...], "keys": [...], "times": [...]} for
       ID: every request counted (any method), the Idempotency-Key of each
-      ("" when absent) and its arrival time (epoch seconds).  Not counted.
+      ("" when absent), its arrival time (epoch seconds) and, in
+      "deadlines", the X-Request-Deadline values it carried (a list per
+      request).  Not counted.
 
 Request bodies (Content-Length or chunked) are read whole, so POST, PUT and
 Expect: 100-continue (answered by http.server) work.
@@ -36,11 +38,12 @@ LOCK = threading.Lock()
 PATTERN = bytes(range(256)) * 4096  # 1 MiB
 
 
-def record(ident, method, key):
+def record(ident, method, key, deadlines=None):
     with LOCK:
         s = STATS.setdefault(ident, {"count": 0, "methods": [], "keys": [],
-                                     "times": []})
+                                     "times": [], "deadlines": []})
         s["count"] += 1
+        s["deadlines"].append(deadlines or [])
         s["methods"].append(method)
         s["keys"].append(key or "")
         s["times"].append(time.time())
@@ -94,7 +97,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def scenario(self, parts):
         ident, status, fails, ra, conn, framing = parts
-        n = record(ident, self.command, self.headers.get("Idempotency-Key"))
+        n = record(ident, self.command, self.headers.get("Idempotency-Key"),
+                   self.headers.get_all("X-Request-Deadline"))
         if n <= int(fails):
             extra = [] if ra == "-" else [("Retry-After", ra)]
             body = b"busy %s %d\n" % (ident.encode(), n)

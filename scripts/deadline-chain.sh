@@ -1,0 +1,95 @@
+#!/bin/sh
+# deadline-chain.sh - the lesson's chain (SPEC 10, issue 16): a client ->
+# A -> B -> C -> a silent backend, three unmodified Python services
+# (tests/programs/chain_service.py, ThreadingHTTPServer + urllib) on
+# loopback, each doing WORK_MS of work before calling the next hop.  The
+# client is curl under `resolute run --deadline 500ms` (a python3 urllib
+# client under make asan, where curl cannot start).
+#
+#   scripts/deadline-chain.sh bare|library|fork|pool OUTDIR
+#
+# bare: the services run without the library; library: each is started
+# with the policy (inbound_deadline + deadline_header); fork: like
+# library, but B is a process-per-request server (ForkingHTTPServer); pool: like
+# library, but B hands its requests to a worker pool and C answers 1 s
+# after the deadline instead of calling the silent backend.  Waits SETTLE_S after the
+# client returns, then stops everything.  Writes OUTDIR/events (every
+# service's lines, epoch ms; A's "recv" line shows the deadline the
+# client's library sent), OUTDIR/t0 (epoch ms),
+# OUTDIR/client (curl's status, exit code and elapsed ms) and
+# OUTDIR/resolute-*.log.  DEADLINE_MS (500) is the client's deadline.
+# Bounded: at most about 8 s.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+mode=$1 out=$2
+B=${RS_BUILD:-$PWD/build}
+CLI=${RS_CLI:-$B/resolute}
+. tests/programs/rsrun.sh
+WORK_MS=${WORK_MS:-60}
+SETTLE_S=${SETTLE_S:-2}
+base=${PORT_BASE:-$((20000 + $$ % 20000))}
+mkdir -p "$out" && rm -f "$out"/*
+svc=tests/programs/chain_service.py
+pol=$out/policy.yaml
+cat >"$pol" <<'POL'
+version: 1
+inbound_deadline: X-Request-Deadline
+inbound_deadline_max: 5m
+defaults:
+  deadline_header: X-Request-Deadline
+POL
+pids=""
+cleanup() {
+	for p in $pids; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+}
+trap cleanup EXIT INT TERM
+
+# start NAME ARGS...: one process, its first line must be "ready" in 5 s.
+start() {
+	name=$1
+	shift
+	fifo=$out/$name.ready
+	mkfifo "$fifo"
+	if [ "$mode" = bare ] || [ "$name" = backend ]; then
+		timeout 12 "$@" >"$fifo" 2>>"$out/$name.err" &
+	else
+		RESOLUTE_LOG=info RESOLUTE_LOG_FILE=$out/resolute-$name.log \
+		    rsrun --policy "$pol" -- timeout 12 "$@" \
+		    >"$fifo" 2>>"$out/$name.err" &
+	fi
+	pids="$pids $!"
+	read -r line <"$fifo" || line=
+	rm -f "$fifo"
+	[ "$line" = ready ] || { echo "deadline-chain: $name did not start"; exit 1; }
+}
+url() { echo "http://127.0.0.1:$((base + $1))/"; }
+# curl cannot start under make asan (tests/programs/sanitizer.sh); a urllib
+# client stands in for it there.
+client="curl -sS -o /dev/null -w %{http_code}"
+. tests/programs/sanitizer.sh
+usable curl --version >/dev/null || client="python3 tests/programs/deadline_wire.py get"
+ev=$out/events
+start backend python3 tests/programs/silent_backend.py "$((base + 4))" "$ev" 10
+if [ "$mode" = pool ]; then
+	start C python3 $svc C "$((base + 3))" "$((${DEADLINE_MS:-500} + 1000))" - "$ev"
+	start B python3 $svc B "$((base + 2))" "$WORK_MS" "$(url 3)" "$ev" pool
+else
+	model=thread
+	[ "$mode" = fork ] && model=fork
+	start C python3 $svc C "$((base + 3))" "$WORK_MS" "$(url 4)" "$ev"
+	start B python3 $svc B "$((base + 2))" "$WORK_MS" "$(url 3)" "$ev" $model
+fi
+start A python3 $svc A "$((base + 1))" "$WORK_MS" "$(url 2)" "$ev"
+t0=$(date +%s%3N)
+echo "$t0" >"$out/t0"
+# shellcheck disable=SC2086 # the client's words split on purpose
+RESOLUTE_LOG=info RESOLUTE_LOG_FILE=$out/resolute-client.log \
+    rsrun --policy "$pol" --deadline "${DEADLINE_MS:-500}ms" -- timeout 10 \
+    $client "$(url 1)" >"$out/client.code" 2>"$out/client.err"
+rc=$?
+t1=$(date +%s%3N)
+echo "code=$(cat "$out/client.code") exit=$rc elapsed_ms=$((t1 - t0))" \
+    >"$out/client"
+sleep "$SETTLE_S"
+date +%s%3N >"$out/t_end"
