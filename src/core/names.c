@@ -33,6 +33,12 @@ struct list {
 static struct slot slots[RS_NAMES_SLOTS];
 static struct list lists[RS_NAMES_LISTS];
 static uint64_t clock_stamp;
+/*
+ * Slots fill in order (an empty one is always the oldest, and the first
+ * empty one is taken), so only slots[0..filled) can match: a program that
+ * connects by address alone pays no scan and no lock on its connects.
+ */
+static size_t filled;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 static size_t addr_len(int family)
@@ -140,6 +146,8 @@ void rs_names_learn(const char *name, int given_family, const void *given)
 		if (s->stamp < victim->stamp)
 			victim = s;
 	}
+	if (!victim->stamp)
+		__atomic_store_n(&filled, filled + 1, __ATOMIC_RELEASE);
 	victim->stamp = ++clock_stamp;
 	victim->family = family;
 	memset(victim->addr, 0, sizeof(victim->addr));
@@ -289,13 +297,14 @@ bool rs_names_lookup(int given_family, const void *given, char *out,
 	bool found = false;
 	struct rs_name_addr na;
 
-	if (len == 0 || !make_addr(given_family, given, &na))
+	if (len == 0 || !__atomic_load_n(&filled, __ATOMIC_ACQUIRE) ||
+	    !make_addr(given_family, given, &na))
 		return false;
 	int family = na.family;
 	const uint8_t *addr = na.addr;
 
 	pthread_mutex_lock(&lock);
-	for (size_t i = 0; i < RS_NAMES_SLOTS; i++) {
+	for (size_t i = 0; i < filled; i++) {
 		struct slot *s = &slots[i];
 
 		if (s->stamp && s->family == family &&
@@ -319,6 +328,7 @@ void rs_names_clear(void)
 	pthread_mutex_lock(&lock);
 	memset(slots, 0, sizeof(slots));
 	memset(lists, 0, sizeof(lists));
+	__atomic_store_n(&filled, 0, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&lock);
 }
 

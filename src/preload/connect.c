@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "born.h"
 #include "budget.h"
 #include "clock.h"
 #include "connect_step.h"
@@ -138,10 +139,12 @@ static void start_logical(struct rs_fd *e, const struct rs_target *t,
  * reporting EINPROGRESS unless it already ended (then the entry of a
  * failed one is forgotten, as the kernel's answer is final).
  */
-static int first_steps(int fd, struct rs_fd *e, int flags, int64_t now)
+static int first_steps(int fd, struct rs_fd *e, int flags, bool plain,
+    int64_t now)
 {
 	if (!(flags & O_NONBLOCK))
-		return rs_connect_run_blocking(fd, e, flags);
+		return plain ? rs_connect_run_kernel(fd, e) :
+		    rs_connect_run_blocking(fd, e, flags);
 	if (rs_connect_step(fd, e, 0, now) != RS_WANT_NOTHING)
 		return -EINPROGRESS;
 	if (rs_fd_state(e) == RS_FD_CONNECTED)
@@ -164,8 +167,10 @@ int rs_connect(int fd, const struct sockaddr *sa, socklen_t len)
 		return real_connect(fd, sa, len);
 	}
 	const struct rs_runtime *rt = rs_runtime_get();
-	int flags = rs_real_fcntl(fd, F_GETFL, 0);
 	struct rs_fd *e = rs_fd_get(fd);
+	/* A plain socket (born.h) is known blocking and a stream socket. */
+	bool plain = !e && fam != AF_UNIX && rs_born_plain(fd);
+	int flags = plain ? 0 : rs_real_fcntl(fd, F_GETFL, 0);
 
 	if (e) {
 		int r = resume_existing(fd, e, sa, len, flags);
@@ -176,7 +181,7 @@ int rs_connect(int fd, const struct sockaddr *sa, socklen_t len)
 	struct rs_target t;
 	char host[RS_HOST_MAX];
 
-	if (!rt->active || flags < 0 || !is_stream(fd) ||
+	if (!rt->active || flags < 0 || (!plain && !is_stream(fd)) ||
 	    rs_target_from_sockaddr(&t, sa, len) < 0)
 		return real_connect(fd, sa, len);
 	if (t.family != AF_UNIX &&
@@ -194,5 +199,5 @@ int rs_connect(int fd, const struct sockaddr *sa, socklen_t len)
 	start_logical(e, &t, s, rule, sa, len, now);
 	e->nonblocking = (flags & O_NONBLOCK) != 0;
 	log_decision(rt->policy, &t, rule, e);
-	return first_steps(fd, e, flags, now);
+	return first_steps(fd, e, flags, plain, now);
 }

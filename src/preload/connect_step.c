@@ -20,6 +20,7 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 
 #include "budget.h"
 #include "clock.h"
@@ -236,17 +237,23 @@ static void out_of_time(int fd, struct rs_fd *e, int64_t now)
 	conclude(fd, e, ETIMEDOUT, now);
 }
 
-/* Starts attempt e->attempt + 1 on a socket that is non-blocking now. */
-static void start_attempt(int fd, struct rs_fd *e, int64_t now)
+/* When an attempt that starts now must end: connect_timeout, capped. */
+static int64_t attempt_deadline(const struct rs_fd *e, int64_t now)
 {
 	uint32_t ct = e->settings->connect_timeout_ms;
 
+	return ct == RS_OFF ? e->deadline_ms :
+	    rs_clock_min(now + ct, e->deadline_ms);
+}
+
+/* Starts attempt e->attempt + 1 on a socket that is non-blocking now. */
+static void start_attempt(int fd, struct rs_fd *e, int64_t now)
+{
 	if (e->attempt > 0)
 		rs_retarget_next(fd, e, now);
 	e->attempt++;
 	rs_stats_add(e->rule, RS_STAT_ATTEMPTS);
-	e->attempt_deadline_ms = ct == RS_OFF ? e->deadline_ms :
-	    rs_clock_min(now + ct, e->deadline_ms);
+	e->attempt_deadline_ms = attempt_deadline(e, now);
 	rs_fd_set_state(e, RS_FD_CONNECTING);
 	if (rs_real_connect(fd, (struct sockaddr *)&e->addr, e->addrlen) == 0)
 		conclude(fd, e, 0, now);
@@ -260,6 +267,68 @@ static void start_attempt(int fd, struct rs_fd *e, int64_t now)
 		 * retransmission, so setting it once the SYN is out counts.
 		 */
 		safety_net(fd, e, true);
+}
+
+/*
+ * The first attempt of a blocking connect on a plain socket (born.h), as
+ * the kernel's own blocking connect, bounded by a SO_SNDTIMEO of one tick
+ * (Linux honours it for connect: EINPROGRESS when it passes, the attempt
+ * going on), which the program never set, so it is ours for the call and
+ * 0 again after it.  On loopback and on a near network the handshake ends
+ * within the call, and then nothing needs asking: connect() said it
+ * connected.  Any longer wait is the exact path's, from the first tick:
+ * the kernel times nothing that matters, so its timer's coarseness cannot
+ * make a timeout late, and an ICMP error that arrives while connect()
+ * holds the socket (soft: the socket stays in SYN_SENT, which a blocking
+ * connect would sleep through until the SYN's retransmission, outcome.c)
+ * costs at most that tick.  No safety net: the kernel's wait is bounded.
+ * No lock is held across the call: the state says an attempt is in
+ * flight, as for any other.
+ */
+#define KERNEL_MIN_MS 50
+
+static int kernel_attempt(int fd, struct rs_fd *e, int64_t now)
+{
+	int64_t until = attempt_deadline(e, now);
+	struct timeval tv = { 0, 1000 };
+
+	if (until - now < KERNEL_MIN_MS || e->attempt || rs_fd_state(e) !=
+	    RS_FD_BACKOFF || now < e->retry_at_ms ||
+	    rs_real_setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
+		sizeof(tv)) < 0)
+		return 1;
+	e->attempt = 1;
+	rs_stats_add(e->rule, RS_STAT_ATTEMPTS);
+	e->attempt_deadline_ms = until;
+	rs_fd_set_state(e, RS_FD_CONNECTING);
+	rs_fd_unlock(e);
+	int r = rs_real_connect(fd, (struct sockaddr *)&e->addr,
+	    e->addrlen) == 0 ? 0 : -errno;
+	struct timeval zero = { 0, 0 };
+
+	rs_real_setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &zero, sizeof(zero));
+	rs_fd_lock(e);
+	/* Another thread's step may have judged the attempt meanwhile. */
+	if (rs_fd_state(e) != RS_FD_CONNECTING || e->attempt != 1)
+		return r;
+	if (r == 0)
+		conclude(fd, e, 0, rs_clock_now_ms());
+	else if (r != -EINPROGRESS && r != -EINTR && r != -EALREADY)
+		after_failure(fd, e, -r, rs_clock_now_ms());
+	return r;
+}
+
+int rs_connect_step_kernel(int fd, struct rs_fd *e)
+{
+	int save = errno;
+
+	if (!rs_fd_trylock(e))
+		return 1;
+	int r = kernel_attempt(fd, e, rs_clock_now_ms());
+
+	rs_fd_unlock(e);
+	errno = save;
+	return r;
 }
 
 /*

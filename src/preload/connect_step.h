@@ -36,6 +36,18 @@ enum rs_connect_want rs_connect_step(int fd, struct rs_fd *e, int ready,
  * step even without an event (attempt timeout or end of backoff), or
  * RS_NEVER when it is finished.
  */
+/*
+ * The first attempt of a new blocking logical connect (state BACKOFF, no
+ * attempt yet) on a plain socket (born.h), made as one blocking kernel
+ * connect bounded by a SO_SNDTIMEO of ours: returns 0 when it connected,
+ * -EINPROGRESS when the kernel's timer passed or the socket was
+ * non-blocking after all, -EINTR on a signal (the attempt in flight in
+ * all three), another -errno when it failed (the connect then backs off
+ * or has ended), or 1 when it was not made (a timeout too short for the
+ * kernel's timer, another thread stepping): the steps go on from there.
+ */
+int rs_connect_step_kernel(int fd, struct rs_fd *e);
+
 int64_t rs_connect_next_ms(const struct rs_fd *e);
 
 /*

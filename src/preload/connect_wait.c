@@ -109,6 +109,33 @@ int rs_connect_run_blocking(int fd, struct rs_fd *e, int flags)
 	return ret;
 }
 
+int rs_connect_run_kernel(int fd, struct rs_fd *e)
+{
+	int r = rs_connect_step_kernel(fd, e);
+
+	if (r == 0 && rs_fd_state(e) == RS_FD_CONNECTED)
+		return 0;
+	/* From here on the attempt needs waiting for, or has failed: the
+	   slow path's questions cost nothing next to that. */
+	int flags = rs_real_fcntl(fd, F_GETFL, 0);
+
+	if (flags < 0) {
+		r = -errno;
+		rs_fd_forget(fd);
+		return r;
+	}
+	if (r == -EINPROGRESS && (flags & O_NONBLOCK)) {
+		/* A copy of the socket made it non-blocking behind our back. */
+		e->nonblocking = true;
+		return r;
+	}
+	if (r == -EINTR && !rs_signals_restart()) {
+		e->blocking_interrupted = true;
+		return r;
+	}
+	return rs_connect_run_blocking(fd, e, flags);
+}
+
 /*
  * A non-blocking read or write takes one step without waiting (the wait
  * that should have driven the connect may be one the library does not

@@ -17,23 +17,31 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "vfork.h"
+
 static struct rs_fd *chunks[RS_FD_CHUNK];
 
 /*
  * The process this table describes.  A vfork child (and a posix_spawn
  * child that calls through the PLT) shares the parent's memory but has
  * its own descriptor table: its close() or dup2() before exec must not
- * change the parent's entries.  Such a child has another pid and runs no
- * fork handlers, so the pid tells it apart; asked only when an entry is
- * about to change, never on a lookup.  The owner is set by the
- * constructor (rs_fd_set_owner), so a vfork child can never claim it; it
- * is claimed on first use only when another library's constructor
- * connects before ours has run.
+ * change the parent's entries.  The interposed vfork() marks such a child
+ * (vfork.h), so no system call is needed to tell it apart; where it
+ * cannot, the pid does (another pid, and no fork handlers run), asked
+ * only when an entry is about to change.  A fork child has its own copy
+ * of the memory and takes the table over (rs_fd_fork_child).  The owner
+ * is set by the constructor (rs_fd_set_owner), so a vfork child can never
+ * claim it; it is claimed on first use only when another library's
+ * constructor connects before ours has run.
  */
 static pid_t owner;
 
 static bool owned_here(void)
 {
+#ifdef RS_VFORK_SEEN
+	if (__atomic_load_n(&owner, __ATOMIC_ACQUIRE) != 0)
+		return !rs_vfork_child();
+#endif
 	pid_t me = (pid_t)syscall(SYS_getpid);
 	pid_t was = 0;
 

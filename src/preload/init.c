@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "born.h"
 #include "failover.h"
 #include "fdtable.h"
 #include "log.h"
@@ -47,6 +48,7 @@ static void fork_parent(void)
 	rs_failover_fork_release();
 	rs_names_fork_parent();
 	rs_runtime_fork_release();
+	rs_born_forget_all();
 }
 
 static void fork_child(void)
@@ -54,6 +56,7 @@ static void fork_child(void)
 	rs_runtime_fork_release();
 	rs_fd_fork_child();
 	rs_failover_fork_release();
+	rs_born_forget_all();
 	rs_names_fork_child();
 	rs_rng_reseed();
 	rs_log_fork_child();

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include "born.h"
 #include "connect.h"
 #include "connect_step.h"
 #include "fdtable.h"
@@ -85,6 +86,7 @@ EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len)
 static int fresh(int fd)
 {
 	if (fd >= 0) {
+		rs_born_forget(fd);
 		rs_fd_forget(fd);
 		rs_wait_fd_reused(fd);
 		rs_httpconn_forget(fd);
@@ -102,7 +104,10 @@ static int accepted(int fd)
 
 EXPORT int socket(int domain, int type, int protocol)
 {
-	return fresh(rs_real_socket(domain, type, protocol));
+	int fd = fresh(rs_real_socket(domain, type, protocol));
+
+	rs_born_note(fd, domain, type);
+	return fd;
 }
 
 EXPORT int socketpair(int domain, int type, int protocol, int sv[2])
@@ -130,6 +135,7 @@ EXPORT int close(int fd)
 {
 	/* Also for unmanaged fds: they may be epoll fds or recorded sockets. */
 	rs_wait_fd_closed(fd);
+	rs_born_forget(fd);
 	if (rs_fd_get(fd))
 		rs_fd_forget(fd);
 	rs_httpconn_forget(fd);
@@ -144,6 +150,7 @@ EXPORT int close_range(unsigned first, unsigned last, int flags)
 
 	/* CLOSE_RANGE_CLOEXEC only marks them; they stay open. */
 	if (r == 0 && !(flags & CLOSE_RANGE_CLOEXEC)) {
+		rs_born_forget_range(first, last);
 		rs_fd_forget_range(first, last);
 		rs_httpconn_forget_range(first, last);
 	}
@@ -159,12 +166,15 @@ static int copied(int from, int to)
 {
 	struct rs_fd *e;
 
-	if (to >= 0 && (e = rs_fd_get(from)))
+	if (to < 0)
+		return to;
+	/* Either copy may change the flags or options of both. */
+	rs_born_forget(from);
+	rs_born_forget(to);
+	if ((e = rs_fd_get(from)))
 		rs_ktimeo_release(e, from);
-	if (to >= 0) {
-		rs_fd_copy(from, to);
-		rs_httpconn_forget(to);
-	}
+	rs_fd_copy(from, to);
+	rs_httpconn_forget(to);
 	return to;
 }
 
@@ -193,6 +203,8 @@ static void note_flags(int fd, int cmd, uintptr_t arg)
 {
 	struct rs_fd *e = rs_fd_get(fd);
 
+	if (cmd == F_SETFL && (arg & O_NONBLOCK))
+		rs_born_forget(fd);
 	if (e && cmd == F_SETFL)
 		e->nonblocking = (arg & O_NONBLOCK) != 0;
 }
@@ -237,6 +249,8 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
 	int r = rs_real_ioctl(fd, req, arg);
 	struct rs_fd *e;
 
+	if (r == 0 && req == FIONBIO && arg)
+		rs_born_forget(fd);
 	if (r == 0 && req == FIONBIO && arg && (e = rs_fd_get(fd)))
 		e->nonblocking = *(const int *)arg != 0;
 	return r;
@@ -290,6 +304,8 @@ EXPORT int setsockopt(int fd, int level, int name, const void *val,
 	int dir = timeo_dir(level, name);
 	struct rs_fd *e;
 
+	if (r == 0 && dir >= 0 && (dir & 1))
+		rs_born_forget(fd);
 	if (r == 0 && dir >= 0 && (e = rs_fd_get(fd)))
 		rs_ktimeo_set_by_program(e, dir & 1, dir < 2 &&
 		    len >= sizeof(struct timeval) ? val : NULL);

@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "born.h"
 #include "clock.h"
 #include "connect.h"
 #include "connect_step.h"
@@ -34,6 +35,10 @@
 /* Socket events of a refused attempt, and of a connected one. */
 #define REFUSED_EV (POLLOUT | POLLERR | POLLHUP)
 #define CONNECTED_EV POLLOUT
+/* A wait of timeout t in which the attempt connects after a ms. */
+#define CONNECTED_AFTER(t, a) \
+	FK_POLL_READY((t), (a), FD, CONNECTED_EV), FK_SO_ERROR_IS(FD, 0), \
+	FK_PEER(FD)
 
 /*
  * A policy: connect_timeout, attempts, connect_budget, retry_on, the
@@ -75,6 +80,7 @@ struct connect_case {
 	unsigned port;		/* 0: 5432 */
 	const char *unix_path;	/* connect to this unix socket instead */
 	int sock_type;		/* 0: SOCK_STREAM */
+	bool plain;		/* made by socket() and untouched (born.h) */
 	struct fk_step steps[24];
 	int want;		/* rs_connect()'s result */
 	int64_t want_ms;	/* the time it took */
@@ -356,6 +362,104 @@ static const struct connect_case cases[] = {
 		.steps = { FK_CONNECT_NOW(FD) },
 		.want = 0, .want_state = RS_FD_NONE,
 	},
+	/*
+	 * A plain socket: its first attempt is the kernel's blocking
+	 * connect under a SO_SNDTIMEO of one tick, with no question asked
+	 * before it, nor after it when it connected; anything longer is the
+	 * usual exact path, from the tick on.
+	 */
+	{
+		.name = "plain: connected within the kernel's tick, nothing "
+			"asked",
+		.policy = GENEROUS("1s", "3", "off"),
+		.plain = true,
+		.steps = { FK_CONNECT_NOW(FD) },
+		.want = 0, .want_state = RS_FD_CONNECTED, .attempts = 1,
+	},
+	{
+		.name = "plain: the tick passes, the exact wait does the rest",
+		.policy = GENEROUS("1s", "3", "off"),
+		.plain = true,
+		.steps = {
+			FK_CONNECT_START(FD),
+			CONNECTED_AFTER(1000, 5),
+		},
+		.want = 0, .want_ms = 5, .want_state = RS_FD_CONNECTED,
+		.attempts = 1,
+	},
+	{
+		.name = "plain: timed out at connect_timeout exactly, then "
+			"retried",
+		.policy = GENEROUS("1s", "2", "off"),
+		.plain = true,
+		.steps = {
+			FK_CONNECT_START(FD),
+			FK_POLL_QUIET(1000),
+			FK_TIMED_OUT(FD),
+			FK_POLL_QUIET(100),
+			FK_CONNECT_START(FD),
+			FK_POLL_QUIET(1000),
+			FK_TIMED_OUT(FD),
+		},
+		.want = -ETIMEDOUT, .want_ms = 2100, .want_state = RS_FD_NONE,
+		.attempts = 2, .retries = 1, .timeouts = 2, .give_ups = 1,
+	},
+	{
+		.name = "plain: refused at once, retried on the usual path",
+		.policy = GENEROUS("1s", "3", "off"),
+		.plain = true,
+		.steps = {
+			FK_CONNECT_FAIL(FD, ECONNREFUSED),
+			FK_DISSOLVE(FD),
+			FK_POLL_QUIET(100),
+			FK_CONNECT_NOW(FD),
+		},
+		.want = 0, .want_ms = 100, .want_state = RS_FD_CONNECTED,
+		.attempts = 2, .retries = 1,
+	},
+	{
+		.name = "plain: EINTR under a handler without SA_RESTART is "
+			"returned",
+		.policy = GENEROUS("1s", "3", "off"),
+		.plain = true,
+		.handler = FK_PLAIN_HANDLER,
+		.steps = { FK_CONNECT_FAIL(FD, EINTR) },
+		.want = -EINTR, .want_state = RS_FD_CONNECTING, .attempts = 1,
+	},
+	{
+		.name = "plain: EINTR under SA_RESTART handlers waits on",
+		.policy = GENEROUS("1s", "3", "off"),
+		.plain = true,
+		.handler = FK_RESTART_HANDLER,
+		.steps = {
+			FK_CONNECT_FAIL(FD, EINTR),
+			CONNECTED_AFTER(1000, 7),
+		},
+		.want = 0, .want_ms = 7, .want_state = RS_FD_CONNECTED,
+		.attempts = 1,
+	},
+	{
+		.name = "plain, yet non-blocking after all (a copy elsewhere "
+			"changed it): EINPROGRESS, as the kernel's",
+		.policy = GENEROUS("1s", "3", "off"),
+		.plain = true,
+		.nonblocking = true,
+		.steps = { FK_CONNECT_START(FD) },
+		.want = -EINPROGRESS, .want_state = RS_FD_CONNECTING,
+		.attempts = 1,
+	},
+	{
+		.name = "plain, but a connect_timeout shorter than the kernel "
+			"path's minimum: the usual path",
+		.policy = GENEROUS("30ms", "1", "off"),
+		.plain = true,
+		.steps = {
+			FK_CONNECT_START(FD),
+			CONNECTED_AFTER(30, 2),
+		},
+		.want = 0, .want_ms = 2, .want_state = RS_FD_CONNECTED,
+		.attempts = 1,
+	},
 };
 
 static void run_case(void **state)
@@ -378,8 +482,21 @@ static void run_case(void **state)
 	if (c->unix_path)
 		fk_unix_addr(&ss, &len, c->unix_path);
 
+	if (c->plain)
+		rs_born_note(FD, AF_INET, SOCK_STREAM);
+	unsigned setfl = fk_sock(FD)->setfl_calls;
 	int r = rs_connect(FD, (struct sockaddr *)&ss, len);
 	struct rs_fd *e = rs_fd_get(FD);
+
+	rs_born_forget(FD);
+	/* The kernel path leaves the program's SO_SNDTIMEO (none) behind,
+	   and one that connected at once never touched the file flags. */
+	if (c->plain) {
+		assert_int_equal(fk_sock(FD)->sndtimeo.tv_sec, 0);
+		assert_int_equal(fk_sock(FD)->sndtimeo.tv_usec, 0);
+	}
+	if (c->plain && c->steps[1].fn == FK_END && r == 0)
+		assert_int_equal(fk_sock(FD)->setfl_calls, setfl);
 
 	fk_handler(FK_NO_HANDLER);
 	assert_int_equal(r, c->want);

@@ -1,0 +1,70 @@
+/*
+ * born.c - one bit per descriptor number (see born.h).
+ *
+ * The bitmap is static, so it costs address space only: a page is touched
+ * when a socket of its range of numbers is made.  `high` bounds the words
+ * ever set, so that forgetting everything at a fork touches only those.
+ */
+#include "born.h"
+
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "fdtable.h"
+
+#define WORDS (RS_FD_MAX / 64)
+
+static uint64_t bits[WORDS];
+static unsigned high;
+
+void rs_born_note(int fd, int domain, int type)
+{
+	unsigned w = (unsigned)fd / 64;
+
+	if (fd < 0 || (unsigned)fd >= RS_FD_MAX ||
+	    (domain != AF_INET && domain != AF_INET6) ||
+	    (type & ~SOCK_CLOEXEC) != SOCK_STREAM)
+		return;
+	__atomic_fetch_or(&bits[w], 1ull << (fd % 64), __ATOMIC_RELAXED);
+	unsigned h = __atomic_load_n(&high, __ATOMIC_RELAXED);
+
+	while (w >= h && !__atomic_compare_exchange_n(&high, &h, w + 1, true,
+	    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+void rs_born_forget(int fd)
+{
+	uint64_t bit = 1ull << ((unsigned)fd % 64);
+
+	if (fd < 0 || (unsigned)fd >= RS_FD_MAX)
+		return;
+	/* A load first: most descriptors never had the bit. */
+	if (__atomic_load_n(&bits[fd / 64], __ATOMIC_RELAXED) & bit)
+		__atomic_fetch_and(&bits[fd / 64], ~bit, __ATOMIC_RELAXED);
+}
+
+void rs_born_forget_range(unsigned first, unsigned last)
+{
+	unsigned h = __atomic_load_n(&high, __ATOMIC_RELAXED) * 64;
+
+	for (unsigned fd = first; fd <= last && fd < h; fd++)
+		rs_born_forget((int)fd);
+}
+
+bool rs_born_plain(int fd)
+{
+	if (fd < 0 || (unsigned)fd >= RS_FD_MAX)
+		return false;
+	return (__atomic_load_n(&bits[fd / 64], __ATOMIC_RELAXED) >>
+	    (fd % 64)) & 1;
+}
+
+void rs_born_forget_all(void)
+{
+	unsigned h = __atomic_load_n(&high, __ATOMIC_RELAXED);
+
+	for (unsigned w = 0; w < h; w++)
+		__atomic_store_n(&bits[w], 0, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,53 @@
+/*
+ * connect_calls.c - one blocking connect and close to a local listener,
+ * between two getppid() system calls that mark it for strace, after a
+ * first one that starts the library (its policy, its counters); run bare
+ * and under the library by tests/programs/test_connect_calls.sh.
+ *
+ *   connect_calls
+ *
+ * Prints "connected" or the connect's error; exit 0 when connected.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* A first connect, unmarked. */
+static int connect_once(const struct sockaddr_in *a)
+{
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	int r = connect(s, (const struct sockaddr *)a, sizeof(*a));
+
+	close(s);
+	return r;
+}
+
+int main(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t alen = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    listen(l, 8) < 0 ||
+	    getsockname(l, (struct sockaddr *)&a, &alen) < 0) {
+		perror("listener");
+		return 2;
+	}
+	connect_once(&a);
+	syscall(SYS_getppid);
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	int r = connect(s, (struct sockaddr *)&a, sizeof(a));
+	int err = r < 0 ? errno : 0;
+
+	close(s);
+	syscall(SYS_getppid);
+	printf("%s\n", r == 0 ? "connected" : strerror(err));
+	return r != 0;
+}

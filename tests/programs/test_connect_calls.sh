@@ -1,0 +1,48 @@
+#!/bin/sh
+# test_connect_calls.sh - a managed blocking connect to a local listener
+# makes at most 3 system calls more than without the library (issue 13),
+# and none of the non-blocking path's (fcntl, poll, the outcome's
+# questions) or a getpid: counted with strace between the two markers of
+# build/itests/connect_calls, bare and under the library.  Not under ASan,
+# whose run-time makes calls of its own.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+B=${RS_BUILD:-$PWD/build}
+LIB=${RS_LIB:-$B/libresolute.so}
+. tests/programs/lib.sh
+fails=0
+[ -n "${RS_ASAN:-}" ] && { echo "SKIPPED: system calls counted without ASan only"; exit 0; }
+command -v strace >/dev/null 2>&1 || { echo "SKIPPED: no strace"; exit 0; }
+strace -o /dev/null true 2>/dev/null || { echo "SKIPPED: strace cannot trace here"; exit 0; }
+tmp=$(mktemp -d /tmp/rs-connect-calls-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+cp policy/default.yaml "$tmp/policy.yaml"
+
+# calls TRACE: the system calls between the markers, one name a line.
+calls() {
+	awk '/^getppid\(/ { n++; next } n == 1 { sub(/\(.*/, ""); print }' "$1"
+}
+
+timeout 20 strace -qq -o "$tmp/bare" "$B/itests/connect_calls" >"$tmp/out.bare"
+timeout 20 env LD_PRELOAD="$LIB" RESOLUTE_POLICY="$tmp/policy.yaml" \
+	RESOLUTE_LOG=error strace -qq -o "$tmp/with" \
+	"$B/itests/connect_calls" >"$tmp/out.with"
+bare=$(calls "$tmp/bare" | wc -l)
+with=$(calls "$tmp/with" | wc -l)
+names=$(calls "$tmp/with" | tr '\n' ' ')
+if grep -q connected "$tmp/out.bare" && grep -q connected "$tmp/out.with"; then
+	ok "connected bare and under the library"
+else
+	fail "connect: bare '$(cat "$tmp/out.bare")', with '$(cat "$tmp/out.with")'"
+fi
+if [ "$bare" -gt 0 ] && [ "$with" -le $((bare + 3)) ]; then
+	ok "$with system calls under the library, $bare bare: $names"
+else
+	fail "$with system calls under the library (bare $bare, at most $((bare + 3))): $names"
+fi
+if calls "$tmp/with" | grep -qE '^(fcntl|poll|ppoll|ioctl|getpid|getpeername|getsockopt)$'; then
+	fail "the non-blocking path's calls in a plain blocking connect: $names"
+else
+	ok "no fcntl, poll, ioctl, getpid, getpeername or getsockopt"
+fi
+[ "$fails" -eq 0 ]
