@@ -66,7 +66,7 @@ FAKED_OBJ   := $(addprefix $(B)/obj/preload/,interpose.o interpose_exec.o real.o
 	runtime.o)
 ENGINE_OBJ  := $(filter-out $(FAKED_OBJ),$(OBJ_PRELOAD)) $(OBJ_CORE)
 ENGINE_WRAP := -Wl,--wrap=rs_clock_now_ms -Wl,--wrap=getpeername \
-	-Wl,--wrap=rs_stats_add
+	-Wl,--wrap=rs_stats_add -Wl,--wrap=clock_nanosleep
 ITEST_SRC := $(sort $(wildcard tests/integration/*.c))
 ITEST_BIN := $(patsubst tests/integration/%.c,$(B)/itests/%,$(ITEST_SRC))
 

@@ -23,7 +23,9 @@
 #include "connect.h"
 #include "epolltrack.h"
 #include "fdtable.h"
+#include "httpconn.h"
 #include "runtime.h"
+#include "tdeadline.h"
 #include "log.h"
 #include "policy_yaml.h"
 #include "wait.h"
@@ -202,7 +204,9 @@ void fk_env_forget(void)
 {
 	fk_handler(FK_NO_HANDLER);
 	rs_ept_fd_range_closed(0, FK_MAX_FD - 1);
+	rs_httpconn_forget_range(0, FK_MAX_FD - 1);
 	rs_fd_forget_range(0, FK_MAX_FD - 1);
+	rs_tdeadline_clear();
 }
 
 void fk_addr(struct sockaddr_storage *ss, socklen_t *len, unsigned port)
