@@ -103,6 +103,9 @@ const struct rs_policy *fk_policy(const char *yaml)
 void fk_deadline(int64_t in_ms)
 {
 	runtime.deadline_ms = in_ms == RS_NEVER ? RS_NEVER : clock_ms + in_ms;
+	/* As RESOLUTE_DEADLINE gives it: on the wall clock, for headers. */
+	runtime.deadline_epoch_ms = in_ms == RS_NEVER ? 0 :
+	    rs_clock_epoch_ms() + in_ms;
 }
 
 /* ---- counters ---- */
@@ -198,6 +201,7 @@ void fk_env_reset(void)
 	start_ms = clock_ms;
 	memset(stats, 0, sizeof(stats));
 	runtime.deadline_ms = RS_NEVER;
+	runtime.deadline_epoch_ms = 0;
 }
 
 void fk_env_forget(void)

@@ -1,0 +1,258 @@
+/*
+ * test_engine_httpwait.c - the non-blocking HTTP/1.x status retry
+ * (httpwait.c) against the scripted kernel: each case is what the program
+ * does -- write a request, let its waits step the engine, let time pass,
+ * read -- and the script is every system call the library makes for it.
+ * A wait must hide a retried response, sleep out the backoff as a timer,
+ * resend, and report the socket only when the response the program sees
+ * is queued.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "clock.h"
+#include "fake.h"
+#include "fdtable.h"
+#include "httpio.h"
+#include "httpretry.h"
+#include "httpwait.h"
+
+#define FD 104
+
+#define HPOLICY(rt)                                                     \
+	"version: 1\n"                                                  \
+	"defaults:\n"                                                   \
+	"  connect_timeout: 1s\n"                                       \
+	"  read_timeout: " rt "\n"                                      \
+	"  attempts: 3\n"                                               \
+	"  backoff:\n"                                                  \
+	"    base: 100ms\n"                                             \
+	"    jitter: none\n"                                            \
+	"  retry_budget:\n"                                             \
+	"    ratio: 1000\n"                                             \
+	"    min_per_second: 1000\n"                                    \
+	"    scope: process\n"                                          \
+	"  http:\n"                                                     \
+	"    retry_on_status: [503]\n"                                  \
+	"    attempts: 3\n"
+
+#define GET "GET /x HTTP/1.1\r\nHost: a\r\n\r\n"
+#define R503 "HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n"
+#define R503_CLOSE \
+	"HTTP/1.1 503 Busy\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+#define R200 "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+
+#define SENT { .fn = FK_SEND, .fd = FD, .ret = -1 }
+#define SENT_PART(n) { .fn = FK_SEND, .fd = FD, .ret = (n) }
+#define SEND_FULL { .fn = FK_SEND, .fd = FD, .err = EAGAIN }
+#define PEEK(d) { .fn = FK_RECV, .fd = FD, .data = (d), .ret = -1, \
+	.flags = MSG_PEEK | MSG_DONTWAIT }
+#define PEEK_NONE { .fn = FK_RECV, .fd = FD, .err = EAGAIN, \
+	.flags = MSG_PEEK | MSG_DONTWAIT }
+#define CONSUME(d) { .fn = FK_RECV, .fd = FD, .data = (d), .ret = -1, \
+	.flags = MSG_DONTWAIT }
+#define READ(d) { .fn = FK_READ, .fd = FD, .data = (d), .ret = -1 }
+
+/* What the program does, in order. */
+enum op_kind {
+	OP_END,
+	OP_WRITE,	/* writes the request; want: its result */
+	OP_STEP,	/* a wait steps the engine: arg ready; want: the
+			   rs_hw_want; next_in: when it wants a step again,
+			   relative to the test's start (-1: never) */
+	OP_POLL,	/* as OP_STEP through rs_hwait_poll_events(): want
+			   the events to watch (-1: as usual) */
+	OP_ADVANCE,	/* arg ms pass */
+	OP_READ,	/* reads; want: the result */
+	OP_BLOCKING,	/* the program clears O_NONBLOCK */
+};
+
+struct op {
+	enum op_kind kind;
+	long arg;
+	long want;
+	int64_t next_in;
+};
+
+#define WRITE { OP_WRITE, 0, sizeof(GET) - 1, 0 }
+#define STEP(ready, w, nx) { OP_STEP, (ready), (w), (nx) }
+#define POLLEV(ready, w) { OP_POLL, (ready), (w), 0 }
+#define ADVANCE(ms) { OP_ADVANCE, (ms), 0, 0 }
+#define READS(w) { OP_READ, 0, (w), 0 }
+#define BLOCKING { OP_BLOCKING, 0, 0, 0 }
+
+struct hw_case {
+	const char *name;
+	const char *policy;
+	struct fk_step steps[24];
+	struct op ops[16];
+	const char *want_sent;
+	const char *want_data;	/* what the last read returned */
+	unsigned retries;
+	int lowat_peak;		/* the largest SO_RCVLOWAT set (0: never) */
+};
+
+static const struct hw_case cases[] = {
+	{
+		.name = "a wait hides the 503, sleeps out the backoff, resends",
+		.policy = HPOLICY("off"),
+		.steps = { SENT, PEEK(R503), CONSUME(R503), SENT, PEEK_NONE,
+			PEEK(R200), READ(R200) },
+		.ops = { WRITE, STEP(1, RS_HW_TIMER, 101), ADVANCE(101),
+			STEP(0, RS_HW_IN, -1), STEP(1, RS_HW_SHOW, -1),
+			READS(sizeof(R200) - 1) },
+		.want_sent = GET GET, .want_data = R200, .retries = 1,
+	},
+	{
+		.name = "a read during the backoff fails with EAGAIN",
+		.policy = HPOLICY("off"),
+		.steps = { SENT, PEEK(R503), CONSUME(R503), SENT, PEEK(R200),
+			READ(R200) },
+		.ops = { WRITE, STEP(1, RS_HW_TIMER, 101), READS(-EAGAIN),
+			ADVANCE(101), READS(sizeof(R200) - 1) },
+		.want_sent = GET GET, .want_data = R200, .retries = 1,
+	},
+	{
+		.name = "poll watches nothing during the backoff, then POLLIN",
+		.policy = HPOLICY("off"),
+		.steps = { SENT, PEEK(R503), CONSUME(R503), SENT, PEEK_NONE,
+			PEEK(R200), READ(R200) },
+		.ops = { WRITE, POLLEV(1, 0), ADVANCE(101), POLLEV(0, POLLIN),
+			POLLEV(1, -1), READS(sizeof(R200) - 1) },
+		.want_sent = GET GET, .want_data = R200, .retries = 1,
+	},
+	{
+		.name = "a resend the socket takes in parts waits for room",
+		.policy = HPOLICY("off"),
+		.steps = { SENT, PEEK(R503), CONSUME(R503), SENT_PART(5),
+			SEND_FULL, SENT, PEEK(R200), READ(R200) },
+		.ops = { WRITE, STEP(1, RS_HW_TIMER, 101), ADVANCE(101),
+			STEP(0, RS_HW_OUT, -1), STEP(1, RS_HW_SHOW, -1),
+			READS(sizeof(R200) - 1) },
+		.want_sent = GET GET, .want_data = R200, .retries = 1,
+	},
+	{
+		.name = "a partial head raises SO_RCVLOWAT, then puts it back",
+		.policy = HPOLICY("off"),
+		.steps = { SENT, PEEK("HTTP/1.1 2"), PEEK(R200), READ(R200) },
+		.ops = { WRITE, STEP(1, RS_HW_IN, -1), STEP(1, RS_HW_SHOW, -1),
+			READS(sizeof(R200) - 1) },
+		.want_sent = GET, .want_data = R200, .lowat_peak = 11,
+	},
+	{
+		.name = "read_timeout: the wait is hidden until it falls due",
+		.policy = HPOLICY("500ms"),
+		.steps = { SENT, PEEK_NONE, PEEK_NONE },
+		.ops = { WRITE, STEP(1, RS_HW_IN, 501), ADVANCE(501),
+			STEP(0, RS_HW_NONE, -1) },
+		.want_sent = GET,
+	},
+	{
+		.name = "not HTTP: nothing hidden, the socket is the kernel's",
+		.policy = HPOLICY("off"),
+		.steps = { SENT, PEEK("SSH-2.0-x\r\n"), READ("SSH-2.0-x\r\n") },
+		.ops = { WRITE, STEP(1, RS_HW_SHOW, -1), STEP(1, RS_HW_NONE, -1),
+			READS(11) },
+		.want_sent = GET, .want_data = "SSH-2.0-x\r\n",
+	},
+	{
+		.name = "O_NONBLOCK cleared mid-retry: the read finishes it",
+		.policy = HPOLICY("off"),
+		.steps = { SENT, PEEK(R503), CONSUME(R503), FK_POLL_QUIET(101),
+			SENT, { .fn = FK_RECV, .fd = FD, .data = R200,
+			.ret = -1, .flags = MSG_PEEK }, READ(R200) },
+		.ops = { WRITE, STEP(1, RS_HW_TIMER, 101), BLOCKING,
+			READS(sizeof(R200) - 1) },
+		.want_sent = GET GET, .want_data = R200, .retries = 1,
+	},
+	{
+		.name = "Connection: close: a reconnect the waits step",
+		.policy = HPOLICY("off"),
+		.steps = { SENT, PEEK(R503_CLOSE), CONSUME(R503_CLOSE),
+			FK_DISSOLVE(FD), FK_CONNECT_START(FD),
+			FK_SO_ERROR_IS(FD, 0), FK_PEER(FD), SENT, PEEK(R200),
+			READ(R200) },
+		.ops = { WRITE, STEP(1, RS_HW_TIMER, 101), ADVANCE(101),
+			STEP(0, RS_HW_OUT, 1101), STEP(1, RS_HW_SHOW, -1),
+			READS(sizeof(R200) - 1) },
+		.want_sent = GET GET, .want_data = R200, .retries = 1,
+	},
+};
+
+static void run_op(const struct hw_case *c, const struct op *o, char *buf,
+    size_t cap)
+{
+	struct rs_fd *e = rs_fd_get(FD);
+	int64_t now = rs_clock_now_ms(), next = RS_NEVER, start = now - fk_now();
+
+	assert_non_null(e);
+	switch (o->kind) {
+	case OP_WRITE:
+		assert_int_equal(rs_hio_write(e, FD, GET, strlen(GET)),
+		    o->want);
+		break;
+	case OP_STEP:
+		assert_int_equal(rs_hwait_step(e, FD, (int)o->arg, now, &next),
+		    o->want);
+		assert_int_equal(next == RS_NEVER ? -1 : next - start,
+		    o->next_in);
+		break;
+	case OP_POLL:
+		assert_int_equal(rs_hwait_poll_events(e, FD, (int)o->arg, now,
+		    &next), o->want);
+		break;
+	case OP_ADVANCE:
+		fk_advance(o->arg);
+		break;
+	case OP_READ:
+		memset(buf, 0, cap);
+		assert_int_equal(rs_hio_read(e, FD, buf, cap - 1), o->want);
+		if (o->want > 0 && c->want_data)
+			assert_string_equal(buf, c->want_data);
+		break;
+	case OP_BLOCKING:
+		fk_sock(FD)->flags &= ~O_NONBLOCK;
+		e->nonblocking = false;
+		break;
+	case OP_END:
+		break;
+	}
+}
+
+static void run_case(void **state)
+{
+	const struct hw_case *c = *state;
+	static char buf[RS_HCONN_PEEK];
+	size_t n;
+
+	fk_script(c->steps);
+	fk_connected(FD, fk_policy(c->policy), true);
+	for (size_t i = 0; i < 16 && c->ops[i].kind != OP_END; i++)
+		run_op(c, &c->ops[i], buf, sizeof(buf));
+	const char *s = fk_sent(&n);
+
+	assert_int_equal(n, strlen(c->want_sent));
+	assert_memory_equal(s, c->want_sent, n);
+	assert_int_equal(fk_stat(RS_STAT_HTTP_RETRIES), c->retries);
+	assert_int_equal(fk_sock(FD)->rcvlowat_peak, c->lowat_peak);
+	assert_int_equal(fk_sock(FD)->rcvlowat, 1);
+	fk_done();
+}
+
+int main(void)
+{
+	const struct fk_table tables[] = {
+		FK_TABLE(cases, run_case),
+	};
+
+	return fk_run_group("http engine, non-blocking", tables,
+	    sizeof(tables) / sizeof(tables[0]), NULL, 0);
+}
