@@ -76,8 +76,16 @@
 #define RECONNECT FK_DISSOLVE(FD), FK_CONNECT_START(FD), \
 	FK_POLL_READY(1000, 1, FD, POLLOUT), FK_SO_ERROR_IS(FD, 0), FK_PEER(FD)
 
+/* Which of the program's calls write the request and read the response. */
+enum wcall { W_WRITE, W_WRITEV, W_SENDMSG, W_SEND, W_SENDTO };
+enum rcall { R_READ, R_READV, R_RECVMSG, R_RECVFROM };
+
 struct http_case {
 	const char *name;
+	enum wcall wcall;
+	enum rcall rcall;
+	bool keyed;		/* an Idempotency-Key was injected: want_sent is
+				   the request it went into, sent twice */
 	const char *policy;
 	const char *request;	/* what the program writes */
 	int64_t deadline_in_ms;	/* process deadline; 0: none */
@@ -93,7 +101,39 @@ struct http_case {
 	bool second_read;	/* a second read follows, answered READ("") */
 };
 
+#define RETRIED(w, r, first, last) { \
+	.name = "503 then 200 through " #w " and " #r, .policy = PLAIN, \
+	.request = GET, .wcall = (w), .rcall = (r), \
+	.steps = { { .fn = (first), .fd = FD, .ret = -1 }, PEEK(R503), \
+		CONSUME(R503), SLEEP(100), SENT, PEEK(R200), \
+		{ .fn = (last), .fd = FD, .data = R200, .ret = -1 } }, \
+	.want = sizeof(R200) - 1, .want_data = R200, .want_sent = GET GET, \
+	.want_ms = 100, .retries = 1 }
+
 static const struct http_case cases[] = {
+	RETRIED(W_WRITEV, R_READV, FK_WRITEV, FK_READV),
+	RETRIED(W_SENDMSG, R_RECVMSG, FK_SENDMSG, FK_RECVMSG),
+	RETRIED(W_SEND, R_RECVFROM, FK_SEND, FK_RECVFROM),
+	RETRIED(W_SENDTO, R_READ, FK_SEND, FK_READ),
+	{
+		.name = "idempotency_key: inject: a POST gets one key, replayed",
+		.policy = HPOLICY("3", "off", "inject", "5s"), .request = POST,
+		.steps = { SENT, SENT, PEEK(R503), CONSUME(R503), SLEEP(100), SENT,
+			PEEK(R200), READ(R200) },
+		.want = sizeof(R200) - 1, .want_data = R200,
+		.want_sent = POST, .keyed = true, .want_ms = 100,
+		.retries = 1,
+	},
+	{
+		.name = "idempotency_key: inject through writev, buffer by buffer",
+		.policy = HPOLICY("3", "off", "inject", "5s"), .request = POST,
+		.wcall = W_WRITEV,
+		.steps = { SENT, SENT, PEEK(R503), CONSUME(R503), SLEEP(100), SENT,
+			PEEK(R200), READ(R200) },
+		.want = sizeof(R200) - 1, .want_data = R200,
+		.want_sent = POST, .keyed = true, .want_ms = 100,
+		.retries = 1,
+	},
 	{
 		.name = "503 then 200 on the same connection after the backoff",
 		.policy = PLAIN, .request = GET,
@@ -243,6 +283,66 @@ static const struct http_case cases[] = {
 	},
 };
 
+/* The program's write of the request, cut in two for the vectors. */
+static ssize_t program_write(const struct http_case *c, struct rs_fd *e)
+{
+	const char *p = c->request;
+	size_t n = strlen(p), half = n / 2;
+	struct iovec v[2] = { { (void *)p, half }, { (void *)(p + half),
+		n - half } };
+	struct msghdr m = { .msg_iov = v, .msg_iovlen = 2 };
+
+	switch (c->wcall) {
+	case W_WRITEV:
+		return rs_hio_writev(e, FD, v, 2);
+	case W_SENDMSG:
+		return rs_hio_sendmsg(e, FD, &m, 0);
+	case W_SEND:
+		return rs_hio_send(e, FD, p, n, 0);
+	case W_SENDTO:
+		return rs_hio_sendto(e, FD, p, n, 0, NULL, 0);
+	case W_WRITE:
+		break;
+	}
+	return rs_hio_write(e, FD, p, n);
+}
+
+static ssize_t program_read(const struct http_case *c, struct rs_fd *e,
+    char *buf, size_t cap)
+{
+	struct iovec v[2] = { { buf, 10 }, { buf + 10, cap - 10 } };
+	struct msghdr m = { .msg_iov = v, .msg_iovlen = 2 };
+
+	if (c->read_flags)
+		return rs_hio_recv(e, FD, buf, cap, c->read_flags);
+	switch (c->rcall) {
+	case R_READV:
+		return rs_hio_readv(e, FD, v, 2);
+	case R_RECVMSG:
+		return rs_hio_recvmsg(e, FD, &m, 0);
+	case R_RECVFROM:
+		return rs_hio_recvfrom(e, FD, buf, cap, 0, NULL, NULL);
+	case R_READ:
+		break;
+	}
+	return rs_hio_read(e, FD, buf, cap);
+}
+
+/* Both tries carry the same key, a UUID v4, in the program's request. */
+static void assert_keyed(const struct http_case *c, const char *s, size_t n)
+{
+	const char *key = "Idempotency-Key: ";
+	size_t one = strlen(c->want_sent) + strlen(key) + 36 + 2;
+
+	assert_int_equal(n, 2 * one);
+	assert_memory_equal(s, s + one, one);
+	const char *k = memmem(s, one, key, strlen(key));
+
+	assert_non_null(k);
+	assert_int_equal(k[strlen(key) + 14], '4');
+	assert_memory_equal(s + one - 2, "hi", 2);
+}
+
 static void run_case(void **state)
 {
 	const struct http_case *c = *state;
@@ -254,13 +354,11 @@ static void run_case(void **state)
 
 	if (c->deadline_in_ms)
 		fk_deadline(c->deadline_in_ms);
-	assert_int_equal(rs_hio_write(e, FD, c->request, strlen(c->request)),
-	    strlen(c->request));
+	assert_int_equal(program_write(c, e), strlen(c->request));
 	memset(buf, 0, sizeof(buf));
 	fk_advance(c->idle_ms);
 	e = rs_fd_get(FD);
-	long r = c->read_flags ? rs_hio_recv(e, FD, buf, sizeof(buf) - 1,
-	    c->read_flags) : rs_hio_read(e, FD, buf, sizeof(buf) - 1);
+	long r = program_read(c, e, buf, sizeof(buf) - 1);
 
 	assert_int_equal(r, c->want);
 	if (c->want_data)
@@ -269,8 +367,12 @@ static void run_case(void **state)
 		assert_int_equal(rs_hio_read(e, FD, buf, sizeof(buf) - 1), 0);
 	const char *s = fk_sent(&n);
 
-	assert_int_equal(n, strlen(c->want_sent));
-	assert_memory_equal(s, c->want_sent, n);
+	if (c->keyed) {
+		assert_keyed(c, s, n);
+	} else {
+		assert_int_equal(n, strlen(c->want_sent));
+		assert_memory_equal(s, c->want_sent, n);
+	}
 	assert_int_equal(fk_now(), c->want_ms);
 	assert_int_equal(fk_stat(RS_STAT_HTTP_RETRIES), c->retries);
 	assert_int_equal(fk_stat(RS_STAT_HTTP_GIVE_UPS), c->give_ups);

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
 
 #include <cmocka.h>
 
@@ -24,6 +25,10 @@
 #include "httpio.h"
 #include "httpretry.h"
 #include "httpwait.h"
+#include "wait.h"
+
+#define EP 112
+#define DATA 0xbeefULL
 
 #define FD 104
 
@@ -247,12 +252,58 @@ static void run_case(void **state)
 	fk_done();
 }
 
+/*
+ * epoll, level-triggered: the program's one wait sees nothing of the 503
+ * (the kernel holds a tagged EPOLLIN, then nothing for the backoff, then
+ * the tagged EPOLLIN again), and then the 200 with its own data word.
+ */
+static void test_epoll_hides_the_retry(void **state)
+{
+	static const struct fk_step steps[] = {
+		SENT, PEEK_NONE,
+		{ .fn = FK_EPOLL_PWAIT, .fd = EP, .advance_ms = 5,
+		  .ready = { { FD, EPOLLIN } } },
+		PEEK(R503), CONSUME(R503),
+		{ .fn = FK_EPOLL_PWAIT, .fd = EP, .check_tmo = true,
+		  .tmo_ms = 101 },
+		SENT, PEEK_NONE,
+		{ .fn = FK_EPOLL_PWAIT, .fd = EP, .advance_ms = 7,
+		  .ready = { { FD, EPOLLIN } } },
+		PEEK(R200), READ(R200), FK_STOP,
+	};
+	struct epoll_event ev[4], reg = { .events = EPOLLIN, .data.u64 = DATA };
+	char buf[128] = { 0 };
+
+	(void)state;
+	fk_script(steps);
+	struct rs_fd *e = fk_connected(FD, fk_policy(HPOLICY("off")), true);
+
+	assert_int_equal(rs_wait_epoll_ctl(EP, EPOLL_CTL_ADD, FD, &reg), 0);
+	assert_int_equal(rs_hio_write(e, FD, GET, strlen(GET)), strlen(GET));
+	assert_int_equal(rs_wait_epoll_wait(EP, ev, 4, 5000), 1);
+	assert_int_equal(ev[0].events, EPOLLIN);
+	assert_int_equal(ev[0].data.u64, DATA);
+	assert_int_equal(fk_now(), 113);
+	const struct fk_epreg *g = fk_epoll_reg(EP, FD);
+
+	assert_non_null(g);
+	assert_int_equal(g->events, EPOLLIN);
+	assert_int_equal(g->data, DATA);
+	assert_int_equal(rs_hio_read(rs_fd_get(FD), FD, buf, sizeof(buf) - 1),
+	    sizeof(R200) - 1);
+	assert_int_equal(fk_stat(RS_STAT_HTTP_RETRIES), 1);
+	fk_done();
+}
+
 int main(void)
 {
 	const struct fk_table tables[] = {
 		FK_TABLE(cases, run_case),
 	};
 
-	return fk_run_group("http engine, non-blocking", tables,
-	    sizeof(tables) / sizeof(tables[0]), NULL, 0);
+	const struct CMUnitTest more[] = {
+		cmocka_unit_test(test_epoll_hides_the_retry),
+	};
+
+	return FK_RUN("http engine, non-blocking", tables, more);
 }
