@@ -202,7 +202,10 @@ static int resend(struct rs_hconn *h, struct rs_fd **ep, int fd, int ready,
 		*next = rs_clock_min(*next, h->retry_at_ms);
 		return RS_HW_TIMER;
 	}
-	h->reused = !h->m.reconnect;
+	/* A connection just made is not reused: a close on it is the
+	   server's answer, not an idle connection timed out. */
+	h->reused = !h->m.reconnect && !h->fresh;
+	h->fresh = false;
 	if (h->m.reconnect) {
 		int r = rs_hconn_reconnect(*ep, fd, false);
 
@@ -212,6 +215,7 @@ static int resend(struct rs_hconn *h, struct rs_fd **ep, int fd, int ready,
 		}
 		h->m.reconnect = false;
 		h->connecting = true;
+		h->fresh = true;
 		return AGAIN;
 	}
 	h->out = rs_hr_resend(&h->m, &h->out_left);

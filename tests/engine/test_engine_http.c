@@ -48,6 +48,15 @@
 	"    idempotency_key: " key "\n"
 
 #define PLAIN HPOLICY("3", "off", "off", "5s")
+/* No retry budget at all: every retry is denied. */
+#define NO_BUDGET "version: 1\n" \
+	"defaults:\n" \
+	"  retry_budget:\n" \
+	"    ratio: 0\n" \
+	"    min_per_second: 0\n" \
+	"    scope: process\n" \
+	"  http:\n" \
+	"    retry_on_status: [503]\n"
 
 #define GET "GET /x HTTP/1.1\r\nHost: a\r\n\r\n"
 #define POST "POST /p HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\nhi"
@@ -56,6 +65,7 @@
 	"HTTP/1.1 503 Busy\r\nRetry-After: " s "\r\nContent-Length: 0\r\n\r\n"
 #define R503_CLOSE \
 	"HTTP/1.1 503 Busy\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+#define R503_BODY "HTTP/1.1 503 Busy\r\nContent-Length: 4\r\n\r\nbusy"
 #define R200 "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
 
 /* The library's calls, spelled as the kernel answers them. */
@@ -91,6 +101,7 @@ struct http_case {
 	int64_t deadline_in_ms;	/* process deadline; 0: none */
 	int read_flags;		/* recv() instead of read() when set */
 	int64_t idle_ms;	/* the program's time between write and read */
+	enum fk_handler handler;	/* installed during the case */
 	struct fk_step steps[32];
 	long want;		/* the read's result */
 	const char *want_data;	/* what the program read */
@@ -275,6 +286,74 @@ static const struct http_case cases[] = {
 		.want = -EAGAIN, .want_sent = GET,
 	},
 	{
+		.name = "the retry budget refuses the retry",
+		.policy = NO_BUDGET, .request = GET,
+		.steps = { SENT, PEEK(R503), READ(R503) },
+		.want = sizeof(R503) - 1, .want_data = R503, .want_sent = GET,
+		.give_ups = 1, .log = "giving up (budget_exhausted)",
+	},
+	{
+		.name = "a resend waits for room in the socket",
+		.policy = PLAIN, .request = GET,
+		.steps = { SENT, PEEK(R503), CONSUME(R503), SLEEP(100),
+			{ .fn = FK_SEND, .fd = FD, .ret = 5 },
+			{ .fn = FK_SEND, .fd = FD, .err = EAGAIN },
+			FK_POLL_READY(-1, 20, FD, POLLOUT), SENT, PEEK(R200),
+			READ(R200) },
+		.want = sizeof(R200) - 1, .want_data = R200,
+		.want_sent = GET GET, .want_ms = 120, .retries = 1,
+	},
+	{
+		.name = "a retried response drained in pieces",
+		.policy = PLAIN, .request = GET,
+		.steps = { SENT, PEEK(R503_BODY), CONSUME("HTTP/1.1 503 B"),
+			{ .fn = FK_RECV, .fd = FD, .err = EINTR },
+			{ .fn = FK_RECV, .fd = FD, .err = EAGAIN },
+			READABLE(-1, 40), CONSUME(R503_BODY + 14), SLEEP(100),
+			SENT, PEEK(R200), READ(R200) },
+		.want = sizeof(R200) - 1, .want_data = R200,
+		.want_sent = GET GET, .want_ms = 140, .retries = 1,
+	},
+	{
+		.name = "a drain silent past read_timeout: anew on a new connection",
+		.policy = HPOLICY("3", "500ms", "off", "5s"), .request = GET,
+		.steps = { SENT, PEEK(R503_BODY), CONSUME("HTTP/1.1 503 B"),
+			{ .fn = FK_RECV, .fd = FD, .err = EAGAIN }, SLEEP(501),
+			SLEEP(100), RECONNECT, SENT, PEEK(R200), RECV(R200) },
+		.want = sizeof(R200) - 1, .want_data = R200,
+		.want_sent = GET GET, .want_ms = 602, .retries = 1,
+	},
+	{
+		.name = "a reconnect that is refused: the read fails",
+		.policy = PLAIN, .request = GET,
+		.steps = { SENT, PEEK(R503_CLOSE), CONSUME(R503_CLOSE),
+			SLEEP(100), FK_DISSOLVE(FD),
+			FK_CONNECT_FAIL(FD, ECONNREFUSED), FK_DISSOLVE(FD),
+			SLEEP(100), FK_CONNECT_FAIL(FD, ECONNREFUSED),
+			FK_DISSOLVE(FD), SLEEP(200),
+			FK_CONNECT_FAIL(FD, ECONNREFUSED), FK_DISSOLVE(FD) },
+		.want = -ECONNRESET, .want_sent = GET, .want_ms = 400,
+		.retries = 1,
+	},
+	{
+		.name = "a signal in the peek: SA_RESTART goes on",
+		.policy = PLAIN, .request = GET, .handler = FK_RESTART_HANDLER,
+		.steps = { SENT, PEEK_NONE(EINTR), PEEK(R200), READ(R200) },
+		.want = sizeof(R200) - 1, .want_data = R200, .want_sent = GET,
+	},
+	{
+		.name = "a signal in the peek without SA_RESTART: EINTR",
+		.policy = PLAIN, .request = GET, .handler = FK_PLAIN_HANDLER,
+		.steps = { SENT, PEEK_NONE(EINTR) },
+		.want = -EINTR, .want_sent = GET,
+	},
+	{
+		.name = "the program's SO_RCVTIMEO ends a blocking peek: EAGAIN",
+		.policy = PLAIN, .request = GET,
+		.steps = { SENT, PEEK_NONE(EAGAIN) },
+		.want = -EAGAIN, .want_sent = GET,
+	},
+	{
 		.name = "a 200 at once costs one peek",
 		.policy = PLAIN, .request = GET,
 		.steps = { SENT, PEEK(R200), READ(R200), READ("") },
@@ -354,6 +433,7 @@ static void run_case(void **state)
 
 	if (c->deadline_in_ms)
 		fk_deadline(c->deadline_in_ms);
+	fk_handler(c->handler);
 	assert_int_equal(program_write(c, e), strlen(c->request));
 	memset(buf, 0, sizeof(buf));
 	fk_advance(c->idle_ms);

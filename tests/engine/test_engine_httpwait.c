@@ -105,7 +105,62 @@ struct hw_case {
 	int lowat_peak;		/* the largest SO_RCVLOWAT set (0: never) */
 };
 
+#define PEEK_FAILS(e) { .fn = FK_RECV, .fd = FD, .err = (e), \
+	.flags = MSG_PEEK | MSG_DONTWAIT }
+#define READ_FAILS(e) { .fn = FK_READ, .fd = FD, .err = (e) }
+#define RECONNECTED FK_DISSOLVE(FD), FK_CONNECT_START(FD), \
+	FK_SO_ERROR_IS(FD, 0), FK_PEER(FD)
+
 static const struct hw_case cases[] = {
+	{
+		.name = "a new connection that closes at once: EOF, no loop",
+		.policy = HPOLICY("off"),
+		.steps = { SENT, PEEK(R503_CLOSE), CONSUME(R503_CLOSE),
+			RECONNECTED, SENT, PEEK(""), READ("") },
+		.ops = { WRITE, STEP(1, RS_HW_TIMER, 101), ADVANCE(101),
+			STEP(0, RS_HW_OUT, 1101), STEP(1, RS_HW_SHOW, -1),
+			READS(0) },
+		.want_sent = GET GET, .want_data = "", .retries = 1,
+	},
+	{
+		.name = "a reused connection reset before the response: anew",
+		.policy = HPOLICY("off"),
+		.steps = { SENT, PEEK(R503), CONSUME(R503), SENT,
+			PEEK_FAILS(ECONNRESET), RECONNECTED, SENT, PEEK(R200),
+			READ(R200) },
+		.ops = { WRITE, STEP(1, RS_HW_TIMER, 101), ADVANCE(101),
+			STEP(0, RS_HW_OUT, 1101), STEP(1, RS_HW_SHOW, -1),
+			READS(sizeof(R200) - 1) },
+		.want_sent = GET GET GET, .want_data = R200, .retries = 1,
+	},
+	{
+		.name = "a reused connection that refuses the resend: anew",
+		.policy = HPOLICY("off"),
+		.steps = { SENT, PEEK(R503), CONSUME(R503),
+			{ .fn = FK_SEND, .fd = FD, .err = EPIPE }, RECONNECTED,
+			SENT, PEEK(R200), READ(R200) },
+		.ops = { WRITE, STEP(1, RS_HW_TIMER, 101), ADVANCE(101),
+			STEP(0, RS_HW_OUT, 1101), STEP(1, RS_HW_SHOW, -1),
+			READS(sizeof(R200) - 1) },
+		.want_sent = GET GET, .want_data = R200, .retries = 1,
+	},
+	{
+		.name = "an error in the peek: nothing hidden, the read says it",
+		.policy = HPOLICY("off"),
+		.steps = { SENT, PEEK_FAILS(ECONNRESET),
+			READ_FAILS(ECONNRESET) },
+		.ops = { WRITE, STEP(1, RS_HW_NONE, -1), READS(-ECONNRESET) },
+		.want_sent = GET,
+	},
+	{
+		.name = "poll: the resend in parts watches POLLOUT",
+		.policy = HPOLICY("off"),
+		.steps = { SENT, PEEK(R503), CONSUME(R503), SENT_PART(5),
+			SEND_FULL, SENT, PEEK(R200), READ(R200) },
+		.ops = { WRITE, POLLEV(1, 0), ADVANCE(101), POLLEV(0, POLLOUT),
+			POLLEV(1, -1), READS(sizeof(R200) - 1) },
+		.want_sent = GET GET, .want_data = R200, .retries = 1,
+	},
 	{
 		.name = "a wait hides the 503, sleeps out the backoff, resends",
 		.policy = HPOLICY("off"),
