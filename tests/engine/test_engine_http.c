@@ -108,6 +108,7 @@ struct http_case {
 	const char *want_sent;	/* everything that reached the wire */
 	int64_t want_ms;	/* how long it all took */
 	unsigned retries, give_ups, read_timeouts;
+	int lowat_peak;		/* the largest SO_RCVLOWAT set (0: never) */
 	const char *log;	/* a text the log must contain, or NULL */
 	bool second_read;	/* a second read follows, answered READ("") */
 };
@@ -231,6 +232,7 @@ static const struct http_case cases[] = {
 			PEEK(R200), READ(R200) },
 		.want = sizeof(R200) - 1, .want_data = R200,
 		.want_sent = GET GET, .want_ms = 130, .retries = 1,
+		.lowat_peak = 12,
 	},
 	{
 		.name = "the process deadline refuses the retry",
@@ -262,7 +264,7 @@ static const struct http_case cases[] = {
 			PEEK("HTTP/1.1 20"), READABLE(501, 400),
 			PEEK(R200), RECV(R200) },
 		.want = sizeof(R200) - 1, .want_data = R200, .want_sent = GET,
-		.want_ms = 800,
+		.want_ms = 800, .lowat_peak = 12,
 	},
 	{
 		.name = "a reset while judging: the program's read says why",
@@ -457,6 +459,9 @@ static void run_case(void **state)
 	assert_int_equal(fk_stat(RS_STAT_HTTP_RETRIES), c->retries);
 	assert_int_equal(fk_stat(RS_STAT_HTTP_GIVE_UPS), c->give_ups);
 	assert_int_equal(fk_stat(RS_STAT_READ_TIMEOUTS), c->read_timeouts);
+	/* SO_RCVLOWAT is the program's again (raised for partial heads). */
+	assert_int_equal(fk_sock(FD)->rcvlowat, 1);
+	assert_int_equal(fk_sock(FD)->rcvlowat_peak, c->lowat_peak);
 	if (c->log)
 		assert_true(fk_log_has(c->log));
 	fk_done();
