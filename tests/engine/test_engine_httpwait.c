@@ -350,6 +350,89 @@ static void test_epoll_hides_the_retry(void **state)
 	fk_done();
 }
 
+/* A one-shot registration gets the 200 once, then is spent. */
+static void test_epoll_oneshot(void **state)
+{
+	static const struct fk_step steps[] = {
+		SENT, PEEK_NONE,
+		{ .fn = FK_EPOLL_PWAIT, .fd = EP, .advance_ms = 5,
+		  .ready = { { FD, EPOLLIN } } },
+		PEEK(R200), FK_STOP,
+	};
+	struct epoll_event ev[4], reg = { .events = EPOLLIN | EPOLLONESHOT,
+		.data.u64 = DATA };
+
+	(void)state;
+	fk_script(steps);
+	struct rs_fd *e = fk_connected(FD, fk_policy(HPOLICY("off")), true);
+
+	assert_int_equal(rs_wait_epoll_ctl(EP, EPOLL_CTL_ADD, FD, &reg), 0);
+	assert_int_equal(rs_hio_write(e, FD, GET, strlen(GET)), strlen(GET));
+	assert_int_equal(rs_wait_epoll_wait(EP, ev, 4, 5000), 1);
+	assert_int_equal(ev[0].events, EPOLLIN);
+	assert_int_equal(ev[0].data.u64, DATA);
+	assert_null(fk_epoll_reg(EP, FD));
+	fk_done();
+}
+
+/* A wait that finds another thread inside the engine looks again in a
+   millisecond; a second thread in a read or write makes it pass. */
+static void test_busy(void **state)
+{
+	static const struct fk_step steps[] = { SENT, READ(R200), FK_STOP };
+	int64_t next = RS_NEVER, now;
+	char buf[64];
+
+	(void)state;
+	fk_script(steps);
+	struct rs_fd *e = fk_connected(FD, fk_policy(HPOLICY("off")), true);
+
+	assert_int_equal(rs_hio_write(e, FD, GET, strlen(GET)), strlen(GET));
+	struct rs_hconn *h = rs_hconn_enter(e);
+
+	assert_non_null(h);
+	now = rs_clock_now_ms();
+	assert_int_equal(rs_hwait_step(e, FD, 1, now, &next), RS_HW_TIMER);
+	assert_true(next == now + 1);
+	assert_null(rs_hconn_enter(e));
+	rs_hconn_leave(e, h);
+	assert_int_equal(h->m.phase, RS_HR_PASS);
+	next = RS_NEVER;
+	assert_int_equal(rs_hwait_step(e, FD, 1, now, &next), RS_HW_NONE);
+	assert_int_equal(rs_hio_read(e, FD, buf, sizeof(buf)),
+	    sizeof(R200) - 1);
+	fk_done();
+}
+
+/* recvmmsg, or a sendmsg with an address, makes the connection pass. */
+static void test_untracked(void **state)
+{
+	static const struct fk_step steps[] = {
+		{ .fn = FK_SENDMSG, .fd = FD, .ret = -1 },
+		{ .fn = FK_WRITE, .fd = FD, .ret = -1 }, READ(R200),
+		FK_STOP,
+	};
+	struct sockaddr_storage ss;
+	socklen_t len;
+	char buf[64];
+
+	(void)state;
+	fk_script(steps);
+	fk_addr(&ss, &len, 5432);
+	struct rs_fd *e = fk_connected(FD, fk_policy(HPOLICY("off")), false);
+	struct iovec v = { (void *)GET, strlen(GET) };
+	struct msghdr m = { .msg_name = &ss, .msg_namelen = len,
+		.msg_iov = &v, .msg_iovlen = 1 };
+
+	assert_int_equal(rs_hio_sendmsg(e, FD, &m, 0), strlen(GET));
+	assert_int_equal(rs_hio_write(e, FD, GET, strlen(GET)), strlen(GET));
+	rs_hio_untracked(e);
+	assert_int_equal(rs_hio_read(e, FD, buf, sizeof(buf)),
+	    sizeof(R200) - 1);
+	assert_false(rs_hwait_wanted(e));
+	fk_done();
+}
+
 int main(void)
 {
 	const struct fk_table tables[] = {
@@ -358,6 +441,9 @@ int main(void)
 
 	const struct CMUnitTest more[] = {
 		cmocka_unit_test(test_epoll_hides_the_retry),
+		cmocka_unit_test(test_epoll_oneshot),
+		cmocka_unit_test(test_busy),
+		cmocka_unit_test(test_untracked),
 	};
 
 	return FK_RUN("http engine, non-blocking", tables, more);
