@@ -144,6 +144,20 @@ struct fk_step {
 	"  retry_budget:\n"                                             \
 	"    scope: process\n"
 
+/*
+ * The part of a test policy's defaults that the HTTP, deadline and
+ * resolver cases share: backoff 100 ms then 200 ms (no jitter), a retry
+ * budget that never denies, per process.
+ */
+#define FK_GENEROUS_RETRIES                                             \
+	"  backoff:\n"                                                  \
+	"    base: 100ms\n"                                             \
+	"    jitter: none\n"                                            \
+	"  retry_budget:\n"                                             \
+	"    ratio: 1000\n"                                             \
+	"    min_per_second: 1000\n"                                    \
+	"    scope: process\n"
+
 /* Sets the script (terminated by FK_END); resets model, clock, counters. */
 void fk_script(const struct fk_step *steps);
 

@@ -35,13 +35,7 @@
 	"version: 1\n"                                                  \
 	"defaults:\n"                                                   \
 	"  connect_timeout: 1s\n"                                       \
-	"  backoff:\n"                                                  \
-	"    base: 100ms\n"                                             \
-	"    jitter: none\n"                                            \
-	"  retry_budget:\n"                                             \
-	"    ratio: 1000\n"                                             \
-	"    min_per_second: 1000\n"                                    \
-	"    scope: process\n"                                          \
+	FK_GENEROUS_RETRIES                                             \
 	"  deadline_header: " HDR "\n"                                  \
 	http
 

@@ -34,13 +34,7 @@
 	"  connect_timeout: 1s\n"                                       \
 	"  read_timeout: " rt "\n"                                      \
 	"  attempts: 3\n"                                               \
-	"  backoff:\n"                                                  \
-	"    base: 100ms\n"                                             \
-	"    jitter: none\n"                                            \
-	"  retry_budget:\n"                                             \
-	"    ratio: 1000\n"                                             \
-	"    min_per_second: 1000\n"                                    \
-	"    scope: process\n"                                          \
+	FK_GENEROUS_RETRIES                                             \
 	"  http:\n"                                                     \
 	"    retry_on_status: [429, 503]\n"                             \
 	"    attempts: " att "\n"                                       \

@@ -38,13 +38,7 @@
 	"  connect_timeout: 1s\n"                                       \
 	"  read_timeout: " rt "\n"                                      \
 	"  attempts: 3\n"                                               \
-	"  backoff:\n"                                                  \
-	"    base: 100ms\n"                                             \
-	"    jitter: none\n"                                            \
-	"  retry_budget:\n"                                             \
-	"    ratio: 1000\n"                                             \
-	"    min_per_second: 1000\n"                                    \
-	"    scope: process\n"                                          \
+	FK_GENEROUS_RETRIES                                             \
 	"  http:\n"                                                     \
 	"    retry_on_status: [503]\n"                                  \
 	"    attempts: 3\n"
@@ -307,29 +301,18 @@ static void run_case(void **state)
 	fk_done();
 }
 
-/*
- * epoll, level-triggered: the program's one wait sees nothing of the 503
- * (the kernel holds a tagged EPOLLIN, then nothing for the backoff, then
- * the tagged EPOLLIN again), and then the 200 with its own data word.
- */
-static void test_epoll_hides_the_retry(void **state)
-{
-	static const struct fk_step steps[] = {
-		SENT, PEEK_NONE,
-		{ .fn = FK_EPOLL_PWAIT, .fd = EP, .advance_ms = 5,
-		  .ready = { { FD, EPOLLIN } } },
-		PEEK(R503), CONSUME(R503),
-		{ .fn = FK_EPOLL_PWAIT, .fd = EP, .check_tmo = true,
-		  .tmo_ms = 101 },
-		SENT, PEEK_NONE,
-		{ .fn = FK_EPOLL_PWAIT, .fd = EP, .advance_ms = 7,
-		  .ready = { { FD, EPOLLIN } } },
-		PEEK(R200), READ(R200), FK_STOP,
-	};
-	struct epoll_event ev[4], reg = { .events = EPOLLIN, .data.u64 = DATA };
-	char buf[128] = { 0 };
+/* An epoll wait on EP that finds FD readable after a ms. */
+#define EPOLL_READY(a) { .fn = FK_EPOLL_PWAIT, .fd = EP, .advance_ms = (a), \
+	.ready = { { FD, EPOLLIN } } }
 
-	(void)state;
+/*
+ * The program registers FD for events with EP, writes the request and
+ * waits once: the wait reports FD readable, with the program's data.
+ */
+static void epoll_round(const struct fk_step *steps, uint32_t events)
+{
+	struct epoll_event ev[4], reg = { .events = events, .data.u64 = DATA };
+
 	fk_script(steps);
 	struct rs_fd *e = fk_connected(FD, fk_policy(HPOLICY("off")), true);
 
@@ -338,6 +321,26 @@ static void test_epoll_hides_the_retry(void **state)
 	assert_int_equal(rs_wait_epoll_wait(EP, ev, 4, 5000), 1);
 	assert_int_equal(ev[0].events, EPOLLIN);
 	assert_int_equal(ev[0].data.u64, DATA);
+}
+
+/*
+ * epoll, level-triggered: the program's one wait sees nothing of the 503
+ * (the kernel holds a tagged EPOLLIN, then nothing for the backoff, then
+ * the tagged EPOLLIN again), and then the 200 with its own data word.
+ */
+static void test_epoll_hides_the_retry(void **state)
+{
+	static const struct fk_step steps[] = {
+		SENT, PEEK_NONE, EPOLL_READY(5), PEEK(R503), CONSUME(R503),
+		{ .fn = FK_EPOLL_PWAIT, .fd = EP, .check_tmo = true,
+		  .tmo_ms = 101 },
+		SENT, PEEK_NONE, EPOLL_READY(7), PEEK(R200), READ(R200),
+		FK_STOP,
+	};
+	char buf[128] = { 0 };
+
+	(void)state;
+	epoll_round(steps, EPOLLIN);
 	assert_int_equal(fk_now(), 113);
 	const struct fk_epreg *g = fk_epoll_reg(EP, FD);
 
@@ -354,23 +357,11 @@ static void test_epoll_hides_the_retry(void **state)
 static void test_epoll_oneshot(void **state)
 {
 	static const struct fk_step steps[] = {
-		SENT, PEEK_NONE,
-		{ .fn = FK_EPOLL_PWAIT, .fd = EP, .advance_ms = 5,
-		  .ready = { { FD, EPOLLIN } } },
-		PEEK(R200), FK_STOP,
+		SENT, PEEK_NONE, EPOLL_READY(5), PEEK(R200), FK_STOP,
 	};
-	struct epoll_event ev[4], reg = { .events = EPOLLIN | EPOLLONESHOT,
-		.data.u64 = DATA };
 
 	(void)state;
-	fk_script(steps);
-	struct rs_fd *e = fk_connected(FD, fk_policy(HPOLICY("off")), true);
-
-	assert_int_equal(rs_wait_epoll_ctl(EP, EPOLL_CTL_ADD, FD, &reg), 0);
-	assert_int_equal(rs_hio_write(e, FD, GET, strlen(GET)), strlen(GET));
-	assert_int_equal(rs_wait_epoll_wait(EP, ev, 4, 5000), 1);
-	assert_int_equal(ev[0].events, EPOLLIN);
-	assert_int_equal(ev[0].data.u64, DATA);
+	epoll_round(steps, EPOLLIN | EPOLLONESHOT);
 	assert_null(fk_epoll_reg(EP, FD));
 	fk_done();
 }
