@@ -14,6 +14,11 @@
 #   work, then a read of a server that never answers, under read_timeout
 #   1s: ETIMEDOUT 1 s after the request (SPEC 6: since the last
 #   activity), not 1 s after the read.
+# - a python3 ThreadingHTTPServer under inbound_deadline answers 204 to a
+#   request whose deadline is 200 ms away, then connects to a backend
+#   400 ms later in the same thread: the deadline ended with the 204 (a
+#   response without a body), so the connect succeeds; it used to fail at
+#   once with ETIMEDOUT, the request's deadline long past.
 #
 # About 5 s in all.
 set -u
@@ -120,12 +125,42 @@ except OSError as e:
     print("error", e.errno, int((time.monotonic() - t) * 1000))' "$port"
 r=$(grep -m1 '^error' "$tmp/out")
 err=$(echo "$r" | cut -d' ' -f2) took=$(echo "$r" | cut -d' ' -f3)
-line="blocking read 700 ms after its request, read_timeout 1s: $(head -c 100 "$tmp/out")"
+line="blocking read 700 ms after its request, read_timeout 1s: ${r:-no error}"
 if [ "$err" = 110 ] && [ "${took:-0}" -ge 1000 ] &&
     [ "${took:-0}" -lt $((1000 + SLACK)) ]; then
 	ok "$line"
 else
 	fail "$line (want ETIMEDOUT (110) in [1000, $((1000 + SLACK))) ms)"
+	show
+fi
+
+# 4. A 204 ends the serving thread's request deadline.
+cat >"$tmp/inbound.yaml" <<'YAML'
+version: 1
+inbound_deadline: X-Request-Deadline
+YAML
+timeout 25 env LD_PRELOAD="$LIB" RESOLUTE_POLICY="$tmp/inbound.yaml" \
+	python3 tests/programs/deadline_bodyless.py "$tmp/port4" "$tmp/result4" \
+	>"$tmp/out4" 2>&1 &
+svc=$!
+i=0
+while [ ! -s "$tmp/port4" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+python3 -c 'import http.client, sys, time
+c = http.client.HTTPConnection("127.0.0.1", int(open(sys.argv[1]).read()),
+                               timeout=5)
+c.request("GET", "/", headers={"X-Request-Deadline":
+                                str(int(time.time() * 1000) + 200)})
+print("status", c.getresponse().status)' "$tmp/port4" >"$tmp/out" 2>&1
+i=0
+while [ ! -s "$tmp/result4" ] && [ $i -lt 60 ]; do sleep 0.05; i=$((i + 1)); done
+kill "$svc" 2>/dev/null
+wait "$svc" 2>/dev/null
+line="a connect 400 ms after a 204 whose request had 200 ms: $(cat "$tmp/result4" 2>/dev/null)"
+if grep -q "^status 204" "$tmp/out" && grep -q "^connected" "$tmp/result4"; then
+	ok "$line"
+else
+	fail "$line (want connected)"
+	cat "$tmp/out4" >>"$tmp/out"
 	show
 fi
 
