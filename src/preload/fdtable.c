@@ -172,8 +172,13 @@ struct rs_fd *rs_fd_claim(int fd)
 	 */
 	(void)__atomic_exchange_n(&e->state, RS_FD_NONE, __ATOMIC_ACQ_REL);
 	release_http(e);
+	/* The host name is a string: its first byte empties it, and the
+	   other 255 (half the entry) need not be cleared on every connect. */
 	memset((char *)e + offsetof(struct rs_fd, settings), 0,
-	    sizeof(*e) - offsetof(struct rs_fd, settings));
+	    offsetof(struct rs_fd, host) - offsetof(struct rs_fd, settings));
+	e->host[0] = '\0';
+	memset((char *)e + offsetof(struct rs_fd, ino), 0,
+	    sizeof(*e) - offsetof(struct rs_fd, ino));
 	e->ino = inode_of(fd);
 	return e;
 }
