@@ -79,11 +79,28 @@ struct rs_fd {
  */
 extern void (*rs_fd_http_release)(struct rs_fd *e);
 
+/* The chunks of the table (fdtable.c), NULL until mapped; never unmapped. */
+extern struct rs_fd *rs_fd_chunks[RS_FD_CHUNK]
+    __attribute__((visibility("hidden")));
+
 /*
  * Returns the entry of a managed descriptor, or NULL (unmanaged, negative or
- * out of range).  Lock-free and allocation-free.
+ * out of range).  Lock-free and allocation-free; inline, since every
+ * exported read and write starts with it: a bounds check and two loads.
  */
-struct rs_fd *rs_fd_get(int fd);
+static inline struct rs_fd *rs_fd_get(int fd)
+{
+	if (__builtin_expect((unsigned)fd >= RS_FD_MAX, 0))
+		return NULL;
+	struct rs_fd *c = __atomic_load_n(&rs_fd_chunks[(unsigned)fd /
+	    RS_FD_CHUNK], __ATOMIC_ACQUIRE);
+
+	if (!c)
+		return NULL;
+	struct rs_fd *e = &c[(unsigned)fd % RS_FD_CHUNK];
+
+	return __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) ? e : NULL;
+}
 
 /*
  * Returns the entry for fd, creating its chunk if needed, zeroed and still
@@ -132,13 +149,27 @@ void rs_fd_copy(int from, int to);
 /* Forgets every descriptor in [first, last]. */
 void rs_fd_forget_range(unsigned first, unsigned last);
 
-/* Entry state accessors (atomic). */
-enum rs_fd_state rs_fd_state(const struct rs_fd *e);
-void rs_fd_set_state(struct rs_fd *e, enum rs_fd_state s);
+/* Entry state accessors (atomic; inline, as the transfers ask them). */
+static inline enum rs_fd_state rs_fd_state(const struct rs_fd *e)
+{
+	return (enum rs_fd_state)__atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
+}
+
+static inline void rs_fd_set_state(struct rs_fd *e, enum rs_fd_state s)
+{
+	__atomic_store_n(&e->state, (uint32_t)s, __ATOMIC_RELEASE);
+}
 
 /* Records activity (a byte sent or received, connection established). */
-void rs_fd_touch(struct rs_fd *e, int64_t now_ms);
-int64_t rs_fd_last_activity(const struct rs_fd *e);
+static inline void rs_fd_touch(struct rs_fd *e, int64_t now_ms)
+{
+	__atomic_store_n(&e->last_activity_ms, now_ms, __ATOMIC_RELAXED);
+}
+
+static inline int64_t rs_fd_last_activity(const struct rs_fd *e)
+{
+	return __atomic_load_n(&e->last_activity_ms, __ATOMIC_RELAXED);
+}
 
 void rs_fd_lock(struct rs_fd *e);
 

@@ -1,0 +1,396 @@
+/*
+ * interpose_io.c - the exported reads and writes.
+ *
+ * Each exported name first asks plain(): a descriptor the library does not
+ * manage, or a managed socket with nothing to time, record or track, goes
+ * straight to libc through realfast.h, a few loads and a jump, no call
+ * into the engines and no clock read.  Anything else takes the wrapper's
+ * slow half (*_slow), which guards, looks up and delegates to the HTTP
+ * retry engine (httpio.h) or the io engine (io.h), as before.
+ * Thread-safe: nothing here takes a lock.
+ */
+#include <errno.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "fdtable.h"
+#include "guard.h"
+#include "httphook.h"
+#include "httpio.h"
+#include "interpose.h"
+#include "io.h"
+#include "realfast.h"
+
+/* The fortified reads, which _FORTIFY_SOURCE builds call. */
+ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
+ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
+ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
+    struct sockaddr *sa, socklen_t *len);
+
+/*
+ * The slow halves stay out of line, so that the fast half needs no stack
+ * frame and ends in a jump to libc.
+ */
+#define SLOW static __attribute__((noinline))
+
+/*
+ * The engine of a managed call: the HTTP retry engine's when it may have
+ * something to do (httpio.h), else the io engine's directly.
+ */
+#define HIO(name, e, ...) \
+	(rs_hio_wanted(e) ? rs_hio_##name(e, __VA_ARGS__) : \
+	    rs_io_##name(e, __VA_ARGS__))
+
+/*
+ * Whether a transfer on fd, whose entry is e (NULL: unmanaged), is the
+ * real call and nothing else: the library does not manage fd or has
+ * nothing to do on it (rs_io_plain), and no HTTP tracker follows it
+ * (rs_httpconn_get, one load while no policy asks for tracking).  The
+ * guard needs no test: under it, calls are real anyway.
+ */
+static inline __attribute__((always_inline)) bool plain(
+    const struct rs_fd *e, int fd)
+{
+	return __builtin_expect((e == NULL || rs_io_plain(e)) &&
+	    rs_httpconn_get(fd) == NULL, 1);
+}
+
+/*
+ * Whether a transfer on fd, whose entry is e, is the io engine's alone:
+ * managed, outside the library, and neither HTTP engine has anything to
+ * do with it.  The steady state of a socket with read or write timeouts.
+ */
+static inline __attribute__((always_inline)) bool engine_only(
+    struct rs_fd *e, int fd)
+{
+	return e != NULL && !rs_guard_active() && !rs_hio_wanted(e) &&
+	    rs_httpconn_get(fd) == NULL;
+}
+
+/* ---- the slow halves ---- */
+
+SLOW ssize_t read_slow(struct rs_fd *e, int fd, void *buf, size_t n)
+{
+	e = rs_guard_active() ? NULL : e;
+
+	return rs_hook_read(fd, buf, n, 0, e ? LIBC_RET(HIO(read, e, fd, buf,
+	    n)) : rs_real_read(fd, buf, n));
+}
+
+EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+	if (n > buflen)
+		__chk_fail();
+	return read(fd, buf, n);
+}
+
+SLOW ssize_t readv_slow(struct rs_fd *e, int fd, const struct iovec *iov, int cnt)
+{
+	e = rs_guard_active() ? NULL : e;
+
+	return rs_hook_readv(fd, iov, cnt, cnt > 0 ? rs_hook_iov_total(iov,
+	    (size_t)cnt) : 0, 0, e ? LIBC_RET(HIO(readv, e, fd, iov, cnt)) :
+	    rs_real_readv(fd, iov, cnt));
+}
+
+SLOW ssize_t recv_slow(struct rs_fd *e, int fd, void *buf, size_t n, int flags)
+{
+	e = rs_guard_active() ? NULL : e;
+
+	return rs_hook_read(fd, buf, n, flags, e ? LIBC_RET(HIO(recv, e, fd,
+	    buf, n, flags)) : rs_real_recv(fd, buf, n, flags));
+}
+
+EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen,
+    int flags)
+{
+	if (n > buflen)
+		__chk_fail();
+	return recv(fd, buf, n, flags);
+}
+
+SLOW ssize_t recvfrom_slow(struct rs_fd *e, int fd, void *buf, size_t n, int flags,
+    struct sockaddr *sa, socklen_t *len)
+{
+	e = rs_guard_active() ? NULL : e;
+
+	return rs_hook_read(fd, buf, n, flags, e ? LIBC_RET(HIO(recvfrom, e,
+	    fd, buf, n, flags, sa, len)) : rs_real_recvfrom(fd, buf, n, flags,
+	    sa, len));
+}
+
+EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen,
+    int flags, struct sockaddr *sa, socklen_t *len)
+{
+	if (n > buflen)
+		__chk_fail();
+	return recvfrom(fd, buf, n, flags, sa, len);
+}
+
+SLOW ssize_t recvmsg_slow(struct rs_fd *e, int fd, struct msghdr *msg, int flags)
+{
+	e = rs_guard_active() ? NULL : e;
+
+	ssize_t r = e ? LIBC_RET(HIO(recvmsg, e, fd, msg, flags)) :
+	    rs_real_recvmsg(fd, msg, flags);
+
+	return rs_hook_readv(fd, msg->msg_iov, (int)msg->msg_iovlen,
+	    rs_hook_iov_total(msg->msg_iov, msg->msg_iovlen), flags, r);
+}
+
+EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned n, int flags,
+    struct timespec *tmo)
+{
+	struct rs_fd *e = managed(fd);
+
+	if (e && rs_hio_wanted(e))
+		rs_hio_untracked(e);
+	return e ? LIBC_RET(rs_io_recvmmsg(e, fd, v, n, flags, tmo)) :
+	    rs_real_recvmmsg(fd, v, n, flags, tmo);
+}
+
+SLOW ssize_t write_slow(struct rs_fd *e, int fd, const void *buf, size_t n)
+{
+	e = rs_guard_active() ? NULL : e;
+	struct rs_httpconn *c = rs_hook_http(fd);
+
+	if (c)
+		return LIBC_RET(rs_hook_send(c, e, fd, buf, n, 0, NULL, 0));
+
+	return e ? LIBC_RET(HIO(write, e, fd, buf, n)) :
+	    rs_real_write(fd, buf, n);
+}
+
+SLOW ssize_t writev_slow(struct rs_fd *e, int fd, const struct iovec *iov, int cnt)
+{
+	e = rs_guard_active() ? NULL : e;
+	struct rs_httpconn *c = cnt > 0 ? rs_hook_http(fd) : NULL;
+	struct msghdr m = { .msg_iov = (struct iovec *)iov,
+		.msg_iovlen = cnt > 0 ? (size_t)cnt : 0 };
+
+	if (c)
+		return LIBC_RET(rs_httpconn_send(c, e, fd, &m, 0));
+
+	return e ? LIBC_RET(HIO(writev, e, fd, iov, cnt)) :
+	    rs_real_writev(fd, iov, cnt);
+}
+
+SLOW ssize_t send_slow(struct rs_fd *e, int fd, const void *buf, size_t n, int flags)
+{
+	e = rs_guard_active() ? NULL : e;
+	struct rs_httpconn *c = rs_hook_http(fd);
+
+	if (c)
+		return LIBC_RET(rs_hook_send(c, e, fd, buf, n, flags, NULL, 0));
+
+	return e ? LIBC_RET(HIO(send, e, fd, buf, n, flags)) :
+	    rs_real_send(fd, buf, n, flags);
+}
+
+SLOW ssize_t sendto_slow(struct rs_fd *e, int fd, const void *buf, size_t n, int flags,
+    const struct sockaddr *sa, socklen_t len)
+{
+	e = rs_guard_active() ? NULL : e;
+	struct rs_httpconn *c = rs_hook_http(fd);
+
+	if (c)
+		return LIBC_RET(rs_hook_send(c, e, fd, buf, n, flags, sa, len));
+
+	return e ? LIBC_RET(HIO(sendto, e, fd, buf, n, flags, sa, len)) :
+	    rs_real_sendto(fd, buf, n, flags, sa, len);
+}
+
+SLOW ssize_t sendmsg_slow(struct rs_fd *e, int fd, const struct msghdr *msg, int flags)
+{
+	e = rs_guard_active() ? NULL : e;
+	struct rs_httpconn *c = rs_hook_http(fd);
+
+	if (c)
+		return LIBC_RET(rs_httpconn_send(c, e, fd, msg, flags));
+
+	return e ? LIBC_RET(HIO(sendmsg, e, fd, msg, flags)) :
+	    rs_real_sendmsg(fd, msg, flags);
+}
+
+EXPORT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
+{
+	struct rs_fd *e = managed(fd);
+
+	if (e && rs_hio_wanted(e))
+		rs_hio_untracked(e);
+	return e ? LIBC_RET(rs_io_sendmmsg(e, fd, v, n, flags)) :
+	    rs_real_sendmmsg(fd, v, n, flags);
+}
+
+/*
+ * The middle halves: the io engine directly for a socket that is its
+ * alone, else the slow half.  Apart, so that the exported names stay
+ * without a stack frame.
+ */
+
+SLOW ssize_t read_engine(struct rs_fd *e, int fd, void *buf, size_t n)
+{
+	if (engine_only(e, fd))
+		return LIBC_RET(rs_io_read(e, fd, buf, n));
+	return read_slow(e, fd, buf, n);
+}
+
+SLOW ssize_t readv_engine(struct rs_fd *e, int fd, const struct iovec *iov, int cnt)
+{
+	if (engine_only(e, fd))
+		return LIBC_RET(rs_io_readv(e, fd, iov, cnt));
+	return readv_slow(e, fd, iov, cnt);
+}
+
+SLOW ssize_t recv_engine(struct rs_fd *e, int fd, void *buf, size_t n, int flags)
+{
+	if (engine_only(e, fd))
+		return LIBC_RET(rs_io_recv(e, fd, buf, n, flags));
+	return recv_slow(e, fd, buf, n, flags);
+}
+
+SLOW ssize_t recvfrom_engine(struct rs_fd *e, int fd, void *buf, size_t n, int flags,
+    struct sockaddr *sa, socklen_t *len)
+{
+	if (engine_only(e, fd))
+		return LIBC_RET(rs_io_recvfrom(e, fd, buf, n, flags, sa, len));
+	return recvfrom_slow(e, fd, buf, n, flags, sa, len);
+}
+
+SLOW ssize_t recvmsg_engine(struct rs_fd *e, int fd, struct msghdr *msg, int flags)
+{
+	if (engine_only(e, fd))
+		return LIBC_RET(rs_io_recvmsg(e, fd, msg, flags));
+	return recvmsg_slow(e, fd, msg, flags);
+}
+
+SLOW ssize_t write_engine(struct rs_fd *e, int fd, const void *buf, size_t n)
+{
+	if (engine_only(e, fd))
+		return LIBC_RET(rs_io_write(e, fd, buf, n));
+	return write_slow(e, fd, buf, n);
+}
+
+SLOW ssize_t writev_engine(struct rs_fd *e, int fd, const struct iovec *iov, int cnt)
+{
+	if (engine_only(e, fd))
+		return LIBC_RET(rs_io_writev(e, fd, iov, cnt));
+	return writev_slow(e, fd, iov, cnt);
+}
+
+SLOW ssize_t send_engine(struct rs_fd *e, int fd, const void *buf, size_t n, int flags)
+{
+	if (engine_only(e, fd))
+		return LIBC_RET(rs_io_send(e, fd, buf, n, flags));
+	return send_slow(e, fd, buf, n, flags);
+}
+
+SLOW ssize_t sendto_engine(struct rs_fd *e, int fd, const void *buf, size_t n, int flags,
+    const struct sockaddr *sa, socklen_t len)
+{
+	if (engine_only(e, fd))
+		return LIBC_RET(rs_io_sendto(e, fd, buf, n, flags, sa, len));
+	return sendto_slow(e, fd, buf, n, flags, sa, len);
+}
+
+SLOW ssize_t sendmsg_engine(struct rs_fd *e, int fd, const struct msghdr *msg, int flags)
+{
+	if (engine_only(e, fd))
+		return LIBC_RET(rs_io_sendmsg(e, fd, msg, flags));
+	return sendmsg_slow(e, fd, msg, flags);
+}
+
+/* ---- the exported names ---- */
+
+EXPORT ssize_t read(int fd, void *buf, size_t n)
+{
+	struct rs_fd *e = rs_fd_get(fd);
+
+	if (plain(e, fd))
+		return rs_realfast_read(fd, buf, n);
+	return read_engine(e, fd, buf, n);
+}
+
+EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
+{
+	struct rs_fd *e = rs_fd_get(fd);
+
+	if (plain(e, fd))
+		return rs_realfast_readv(fd, iov, cnt);
+	return readv_engine(e, fd, iov, cnt);
+}
+
+EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
+{
+	struct rs_fd *e = rs_fd_get(fd);
+
+	if (plain(e, fd))
+		return rs_realfast_recv(fd, buf, n, flags);
+	return recv_engine(e, fd, buf, n, flags);
+}
+
+EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
+    struct sockaddr *sa, socklen_t *len)
+{
+	struct rs_fd *e = rs_fd_get(fd);
+
+	if (plain(e, fd))
+		return rs_realfast_recvfrom(fd, buf, n, flags, sa, len);
+	return recvfrom_engine(e, fd, buf, n, flags, sa, len);
+}
+
+EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	struct rs_fd *e = rs_fd_get(fd);
+
+	if (plain(e, fd))
+		return rs_realfast_recvmsg(fd, msg, flags);
+	return recvmsg_engine(e, fd, msg, flags);
+}
+
+EXPORT ssize_t write(int fd, const void *buf, size_t n)
+{
+	struct rs_fd *e = rs_fd_get(fd);
+
+	if (plain(e, fd))
+		return rs_realfast_write(fd, buf, n);
+	return write_engine(e, fd, buf, n);
+}
+
+EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
+{
+	struct rs_fd *e = rs_fd_get(fd);
+
+	if (plain(e, fd))
+		return rs_realfast_writev(fd, iov, cnt);
+	return writev_engine(e, fd, iov, cnt);
+}
+
+EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
+{
+	struct rs_fd *e = rs_fd_get(fd);
+
+	if (plain(e, fd))
+		return rs_realfast_send(fd, buf, n, flags);
+	return send_engine(e, fd, buf, n, flags);
+}
+
+EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
+    const struct sockaddr *sa, socklen_t len)
+{
+	struct rs_fd *e = rs_fd_get(fd);
+
+	if (plain(e, fd))
+		return rs_realfast_sendto(fd, buf, n, flags, sa, len);
+	return sendto_engine(e, fd, buf, n, flags, sa, len);
+}
+
+EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	struct rs_fd *e = rs_fd_get(fd);
+
+	if (plain(e, fd))
+		return rs_realfast_sendmsg(fd, msg, flags);
+	return sendmsg_engine(e, fd, msg, flags);
+}
