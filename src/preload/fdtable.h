@@ -41,9 +41,19 @@ struct rs_hconn;
 struct rs_fd {
 	uint32_t state;			/* enum rs_fd_state, atomic */
 	uint32_t lock;			/* spin lock, see rs_fd_lock() */
+	/* What every read and write asks comes first, in one cache line. */
 	const struct rs_settings *settings;	/* never NULL when managed */
 	const struct rs_rule *rule;	/* NULL: the defaults */
 	int64_t last_activity_ms;	/* monotonic, atomic */
+	struct rs_hconn *http;		/* HTTP retries (httpretry.h), or NULL */
+	bool http_off;			/* never track HTTP here (a dup) */
+	bool read_timed_out;		/* a wait reported a read timeout */
+	bool write_timed_out;		/* a wait reported a write timeout */
+	bool nonblocking;		/* O_NONBLOCK, as the program set it */
+	bool shared;			/* dup'd: `nonblocking` may be stale, as
+					   O_NONBLOCK can change through a copy */
+	bool kt_ours[2];		/* the kernel holds our value (ktimeo) */
+	bool own_tmo_known[2];		/* own_tmo_ms is up to date */
 	/* The logical connect. */
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
@@ -54,23 +64,14 @@ struct rs_fd {
 	uint32_t prev_wait_ms;		/* for decorrelated jitter */
 	int final_error;		/* FAILED: what SO_ERROR reports */
 	bool blocking_interrupted;	/* a blocking connect got EINTR */
-	bool nonblocking;		/* O_NONBLOCK, as the program set it */
 	bool safety_net_set;		/* TCP_USER_TIMEOUT is ours for now */
-	bool own_tmo_known[2];		/* own_tmo_ms is up to date */
 	uint32_t own_tmo_ms[2];		/* SO_RCVTIMEO, SO_SNDTIMEO; 0 none */
 	struct timeval own_tv[2];	/* the same, as the program set them */
-	bool kt_ours[2];		/* the kernel holds our value (ktimeo) */
-	uint32_t kt_ms[2];		/* that value */
+	uint32_t kt_ms[2];		/* the value of ours it holds */
 	pid_t kt_pid;			/* the table owner that set it */
 	unsigned int saved_user_timeout;	/* the program's value */
-	bool read_timed_out;		/* a wait reported a read timeout */
-	bool write_timed_out;		/* a wait reported a write timeout */
 	char host[RS_HOST_MAX];		/* resolved name, or "" */
 	uint64_t ino;			/* the socket's inode, 0 if unknown */
-	bool shared;			/* dup'd: `nonblocking` may be stale, as
-					   O_NONBLOCK can change through a copy */
-	struct rs_hconn *http;		/* HTTP retries (httpretry.h), or NULL */
-	bool http_off;			/* never track HTTP here (a dup) */
 };
 
 /*
