@@ -33,12 +33,14 @@ static inline bool rs_io_plain(const struct rs_fd *e)
 {
 	const struct rs_settings *s = e->settings;
 
+	/* Both timeouts are RS_OFF (all ones) exactly when their AND is;
+	   the flags are or'ed, so that the common case is a few branches. */
 	return __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) ==
-	    RS_FD_CONNECTED && s->read_timeout_ms == RS_OFF &&
-	    s->write_timeout_ms == RS_OFF && !s->http.enabled &&
-	    e->http == NULL &&
-	    !__atomic_load_n(&e->read_timed_out, __ATOMIC_RELAXED) &&
-	    !__atomic_load_n(&e->write_timed_out, __ATOMIC_RELAXED) &&
+	    RS_FD_CONNECTED &&
+	    (s->read_timeout_ms & s->write_timeout_ms) == RS_OFF &&
+	    !(s->http.enabled | (e->http != NULL) |
+		__atomic_load_n(&e->read_timed_out, __ATOMIC_RELAXED) |
+		__atomic_load_n(&e->write_timed_out, __ATOMIC_RELAXED)) &&
 	    rs_tdeadline_none();
 }
 

@@ -28,8 +28,8 @@ extern int rs_tdeadline_taken __attribute__((visibility("hidden")));
  */
 static inline bool rs_tdeadline_none(void)
 {
-	return !__atomic_load_n(&rs_runtime_deadline_set, __ATOMIC_RELAXED) &&
-	    !__atomic_load_n(&rs_tdeadline_taken, __ATOMIC_RELAXED);
+	return !(__atomic_load_n(&rs_runtime_deadline_set, __ATOMIC_RELAXED) |
+	    __atomic_load_n(&rs_tdeadline_taken, __ATOMIC_RELAXED));
 }
 
 /*
