@@ -15,11 +15,13 @@ cd "$(dirname "$0")/.." || exit 2
 B=${B:-build}
 CC=${CC:-cc}
 LIB=${BENCH_LIB:-$PWD/$B/libresolute.so}
-command -v valgrind >/dev/null 2>&1 || { echo "bench-ir: valgrind missing" >&2; exit 2; }
-[ -f "$LIB" ] || { echo "bench-ir: $LIB missing; run make first" >&2; exit 2; }
+die() { echo "bench-ir: $*" >&2; exit 2; }
+command -v valgrind >/dev/null 2>&1 || die "valgrind missing"
+[ -f "$LIB" ] || die "$LIB missing; run make first"
 mkdir -p "$B/bench"
 for p in pingpong fdio; do
-	[ -n "$(find "$B/bench/$p" -newer "bench/$p.c" 2>/dev/null)" ] && continue
+	[ -n "$(find "$B/bench/$p" -newer "bench/$p.c" 2>/dev/null)" ] &&
+		continue
 	$CC -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -o "$B/bench/$p" \
 		"bench/$p.c" -lpthread || exit 2
 done
@@ -73,8 +75,8 @@ row() {
 		n = split($2, x, " "); split($3, y, " ")
 		printf "%-18s", $1
 		for (i = 1; i <= n; i++)
-			printf "  %s: %6.1f -> %6.1f (%+.1f)", i == 1 ? "main" : "peer",
-			    x[i], y[i], y[i] - x[i]
+			printf "  %s: %6.1f -> %6.1f (%+.1f)",
+			    i == 1 ? "main" : "peer", x[i], y[i], y[i] - x[i]
 		print "" }'
 }
 

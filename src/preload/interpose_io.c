@@ -85,7 +85,8 @@ EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 	return read(fd, buf, n);
 }
 
-SLOW ssize_t readv_slow(struct rs_fd *e, int fd, const struct iovec *iov, int cnt)
+SLOW ssize_t readv_slow(struct rs_fd *e, int fd, const struct iovec *iov,
+    int cnt)
 {
 	e = rs_guard_active() ? NULL : e;
 
@@ -102,16 +103,15 @@ SLOW ssize_t recv_slow(struct rs_fd *e, int fd, void *buf, size_t n, int flags)
 	    buf, n, flags)) : rs_real_recv(fd, buf, n, flags));
 }
 
-EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen,
-    int flags)
+EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
 {
 	if (n > buflen)
 		__chk_fail();
 	return recv(fd, buf, n, flags);
 }
 
-SLOW ssize_t recvfrom_slow(struct rs_fd *e, int fd, void *buf, size_t n, int flags,
-    struct sockaddr *sa, socklen_t *len)
+SLOW ssize_t recvfrom_slow(struct rs_fd *e, int fd, void *buf, size_t n,
+    int flags, struct sockaddr *sa, socklen_t *len)
 {
 	e = rs_guard_active() ? NULL : e;
 
@@ -128,7 +128,8 @@ EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen,
 	return recvfrom(fd, buf, n, flags, sa, len);
 }
 
-SLOW ssize_t recvmsg_slow(struct rs_fd *e, int fd, struct msghdr *msg, int flags)
+SLOW ssize_t recvmsg_slow(struct rs_fd *e, int fd, struct msghdr *msg,
+    int flags)
 {
 	e = rs_guard_active() ? NULL : e;
 
@@ -162,7 +163,8 @@ SLOW ssize_t write_slow(struct rs_fd *e, int fd, const void *buf, size_t n)
 	    rs_real_write(fd, buf, n);
 }
 
-SLOW ssize_t writev_slow(struct rs_fd *e, int fd, const struct iovec *iov, int cnt)
+SLOW ssize_t writev_slow(struct rs_fd *e, int fd, const struct iovec *iov,
+    int cnt)
 {
 	e = rs_guard_active() ? NULL : e;
 	struct rs_httpconn *c = cnt > 0 ? rs_hook_http(fd) : NULL;
@@ -176,7 +178,8 @@ SLOW ssize_t writev_slow(struct rs_fd *e, int fd, const struct iovec *iov, int c
 	    rs_real_writev(fd, iov, cnt);
 }
 
-SLOW ssize_t send_slow(struct rs_fd *e, int fd, const void *buf, size_t n, int flags)
+SLOW ssize_t send_slow(struct rs_fd *e, int fd, const void *buf, size_t n,
+    int flags)
 {
 	e = rs_guard_active() ? NULL : e;
 	struct rs_httpconn *c = rs_hook_http(fd);
@@ -188,8 +191,8 @@ SLOW ssize_t send_slow(struct rs_fd *e, int fd, const void *buf, size_t n, int f
 	    rs_real_send(fd, buf, n, flags);
 }
 
-SLOW ssize_t sendto_slow(struct rs_fd *e, int fd, const void *buf, size_t n, int flags,
-    const struct sockaddr *sa, socklen_t len)
+SLOW ssize_t sendto_slow(struct rs_fd *e, int fd, const void *buf, size_t n,
+    int flags, const struct sockaddr *sa, socklen_t len)
 {
 	e = rs_guard_active() ? NULL : e;
 	struct rs_httpconn *c = rs_hook_http(fd);
@@ -201,7 +204,8 @@ SLOW ssize_t sendto_slow(struct rs_fd *e, int fd, const void *buf, size_t n, int
 	    rs_real_sendto(fd, buf, n, flags, sa, len);
 }
 
-SLOW ssize_t sendmsg_slow(struct rs_fd *e, int fd, const struct msghdr *msg, int flags)
+SLOW ssize_t sendmsg_slow(struct rs_fd *e, int fd, const struct msghdr *msg,
+    int flags)
 {
 	e = rs_guard_active() ? NULL : e;
 	struct rs_httpconn *c = rs_hook_http(fd);
@@ -236,29 +240,32 @@ SLOW ssize_t read_engine(struct rs_fd *e, int fd, void *buf, size_t n)
 	return read_slow(e, fd, buf, n);
 }
 
-SLOW ssize_t readv_engine(struct rs_fd *e, int fd, const struct iovec *iov, int cnt)
+SLOW ssize_t readv_engine(struct rs_fd *e, int fd, const struct iovec *iov,
+    int cnt)
 {
 	if (engine_only(e, fd))
 		return LIBC_RET(rs_io_readv(e, fd, iov, cnt));
 	return readv_slow(e, fd, iov, cnt);
 }
 
-SLOW ssize_t recv_engine(struct rs_fd *e, int fd, void *buf, size_t n, int flags)
+SLOW ssize_t recv_engine(struct rs_fd *e, int fd, void *buf, size_t n,
+    int flags)
 {
 	if (engine_only(e, fd))
 		return LIBC_RET(rs_io_recv(e, fd, buf, n, flags));
 	return recv_slow(e, fd, buf, n, flags);
 }
 
-SLOW ssize_t recvfrom_engine(struct rs_fd *e, int fd, void *buf, size_t n, int flags,
-    struct sockaddr *sa, socklen_t *len)
+SLOW ssize_t recvfrom_engine(struct rs_fd *e, int fd, void *buf, size_t n,
+    int flags, struct sockaddr *sa, socklen_t *len)
 {
 	if (engine_only(e, fd))
 		return LIBC_RET(rs_io_recvfrom(e, fd, buf, n, flags, sa, len));
 	return recvfrom_slow(e, fd, buf, n, flags, sa, len);
 }
 
-SLOW ssize_t recvmsg_engine(struct rs_fd *e, int fd, struct msghdr *msg, int flags)
+SLOW ssize_t recvmsg_engine(struct rs_fd *e, int fd, struct msghdr *msg,
+    int flags)
 {
 	if (engine_only(e, fd))
 		return LIBC_RET(rs_io_recvmsg(e, fd, msg, flags));
@@ -272,29 +279,32 @@ SLOW ssize_t write_engine(struct rs_fd *e, int fd, const void *buf, size_t n)
 	return write_slow(e, fd, buf, n);
 }
 
-SLOW ssize_t writev_engine(struct rs_fd *e, int fd, const struct iovec *iov, int cnt)
+SLOW ssize_t writev_engine(struct rs_fd *e, int fd, const struct iovec *iov,
+    int cnt)
 {
 	if (engine_only(e, fd))
 		return LIBC_RET(rs_io_writev(e, fd, iov, cnt));
 	return writev_slow(e, fd, iov, cnt);
 }
 
-SLOW ssize_t send_engine(struct rs_fd *e, int fd, const void *buf, size_t n, int flags)
+SLOW ssize_t send_engine(struct rs_fd *e, int fd, const void *buf, size_t n,
+    int flags)
 {
 	if (engine_only(e, fd))
 		return LIBC_RET(rs_io_send(e, fd, buf, n, flags));
 	return send_slow(e, fd, buf, n, flags);
 }
 
-SLOW ssize_t sendto_engine(struct rs_fd *e, int fd, const void *buf, size_t n, int flags,
-    const struct sockaddr *sa, socklen_t len)
+SLOW ssize_t sendto_engine(struct rs_fd *e, int fd, const void *buf, size_t n,
+    int flags, const struct sockaddr *sa, socklen_t len)
 {
 	if (engine_only(e, fd))
 		return LIBC_RET(rs_io_sendto(e, fd, buf, n, flags, sa, len));
 	return sendto_slow(e, fd, buf, n, flags, sa, len);
 }
 
-SLOW ssize_t sendmsg_engine(struct rs_fd *e, int fd, const struct msghdr *msg, int flags)
+SLOW ssize_t sendmsg_engine(struct rs_fd *e, int fd, const struct msghdr *msg,
+    int flags)
 {
 	if (engine_only(e, fd))
 		return LIBC_RET(rs_io_sendmsg(e, fd, msg, flags));

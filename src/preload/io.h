@@ -38,9 +38,9 @@ static inline bool rs_io_plain(const struct rs_fd *e)
 	return __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) ==
 	    RS_FD_CONNECTED &&
 	    (s->read_timeout_ms & s->write_timeout_ms) == RS_OFF &&
-	    !(s->http.enabled | (e->http != NULL) |
-		__atomic_load_n(&e->read_timed_out, __ATOMIC_RELAXED) |
-		__atomic_load_n(&e->write_timed_out, __ATOMIC_RELAXED)) &&
+	    !((int)s->http.enabled | (int)(e->http != NULL) |
+		(int)__atomic_load_n(&e->read_timed_out, __ATOMIC_RELAXED) |
+		(int)__atomic_load_n(&e->write_timed_out, __ATOMIC_RELAXED)) &&
 	    rs_tdeadline_none();
 }
 
