@@ -32,6 +32,8 @@ int __poll_chk(struct pollfd *fds, nfds_t n, int timeout_ms, size_t fdslen);
 int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
     const sigset_t *mask, size_t fdslen);
 
+__thread int *rs_errno_at __attribute__((tls_model("initial-exec")));
+
 /* ---- connect and descriptor bookkeeping ---- */
 
 EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len)

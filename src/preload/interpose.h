@@ -19,19 +19,39 @@
 extern void __chk_fail(void) __attribute__((noreturn));
 
 /*
+ * The calling thread's errno.  Its address never changes for the thread
+ * (a fork child's thread has the same), so it is asked of the C library
+ * once per thread and then kept: the wrappers read errno before every
+ * engine call, and a call into libc there would make them spill their
+ * arguments around it.  Initial-exec TLS, as the guard's.
+ */
+extern __thread int *rs_errno_at __attribute__((tls_model("initial-exec"),
+    visibility("hidden")));
+
+static inline int *rs_errno(void)
+{
+	int *p = rs_errno_at;
+
+	if (__builtin_expect(p == NULL, 0))
+		p = rs_errno_at = &errno;
+	return p;
+}
+
+/*
  * Converts an engine result (-errno on failure) to the libc convention.
  * On success errno is left as the program had it: an engine may have met
  * EAGAIN on its way (a non-blocking first try) before succeeding.
  */
 #define LIBC_RET(expr)                                                  \
 	({                                                              \
-		int save_ = errno;                                      \
+		int *errp_ = rs_errno();                                \
+		int save_ = *errp_;                                     \
 		__typeof__(expr) r_ = (expr);                           \
 		if (r_ < 0) {                                           \
-			errno = (int)-r_;                               \
+			*errp_ = (int)-r_;                              \
 			r_ = -1;                                        \
 		} else {                                                \
-			errno = save_;                                  \
+			*errp_ = save_;                                 \
 		}                                                       \
 		r_;                                                     \
 	})
