@@ -228,179 +228,42 @@ EXPORT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 }
 
 /*
- * The middle halves: the io engine directly for a socket that is its
- * alone, else the slow half.  Apart, so that the exported names stay
- * without a stack frame.
+ * WRAP(name, params, args) defines the exported name and its middle half:
+ * the exported one is the fast half (the real call when plain()), then
+ * name_engine(): the io engine directly for a socket that is its alone,
+ * else name_slow().  The middle half is apart so that the exported name
+ * needs no stack frame.
  */
-
-SLOW ssize_t read_engine(struct rs_fd *e, int fd, void *buf, size_t n)
-{
-	if (engine_only(e, fd))
-		return LIBC_RET(rs_io_read(e, fd, buf, n));
-	return read_slow(e, fd, buf, n);
-}
-
-SLOW ssize_t readv_engine(struct rs_fd *e, int fd, const struct iovec *iov,
-    int cnt)
-{
-	if (engine_only(e, fd))
-		return LIBC_RET(rs_io_readv(e, fd, iov, cnt));
-	return readv_slow(e, fd, iov, cnt);
-}
-
-SLOW ssize_t recv_engine(struct rs_fd *e, int fd, void *buf, size_t n,
-    int flags)
-{
-	if (engine_only(e, fd))
-		return LIBC_RET(rs_io_recv(e, fd, buf, n, flags));
-	return recv_slow(e, fd, buf, n, flags);
-}
-
-SLOW ssize_t recvfrom_engine(struct rs_fd *e, int fd, void *buf, size_t n,
-    int flags, struct sockaddr *sa, socklen_t *len)
-{
-	if (engine_only(e, fd))
-		return LIBC_RET(rs_io_recvfrom(e, fd, buf, n, flags, sa, len));
-	return recvfrom_slow(e, fd, buf, n, flags, sa, len);
-}
-
-SLOW ssize_t recvmsg_engine(struct rs_fd *e, int fd, struct msghdr *msg,
-    int flags)
-{
-	if (engine_only(e, fd))
-		return LIBC_RET(rs_io_recvmsg(e, fd, msg, flags));
-	return recvmsg_slow(e, fd, msg, flags);
-}
-
-SLOW ssize_t write_engine(struct rs_fd *e, int fd, const void *buf, size_t n)
-{
-	if (engine_only(e, fd))
-		return LIBC_RET(rs_io_write(e, fd, buf, n));
-	return write_slow(e, fd, buf, n);
-}
-
-SLOW ssize_t writev_engine(struct rs_fd *e, int fd, const struct iovec *iov,
-    int cnt)
-{
-	if (engine_only(e, fd))
-		return LIBC_RET(rs_io_writev(e, fd, iov, cnt));
-	return writev_slow(e, fd, iov, cnt);
-}
-
-SLOW ssize_t send_engine(struct rs_fd *e, int fd, const void *buf, size_t n,
-    int flags)
-{
-	if (engine_only(e, fd))
-		return LIBC_RET(rs_io_send(e, fd, buf, n, flags));
-	return send_slow(e, fd, buf, n, flags);
-}
-
-SLOW ssize_t sendto_engine(struct rs_fd *e, int fd, const void *buf, size_t n,
-    int flags, const struct sockaddr *sa, socklen_t len)
-{
-	if (engine_only(e, fd))
-		return LIBC_RET(rs_io_sendto(e, fd, buf, n, flags, sa, len));
-	return sendto_slow(e, fd, buf, n, flags, sa, len);
-}
-
-SLOW ssize_t sendmsg_engine(struct rs_fd *e, int fd, const struct msghdr *msg,
-    int flags)
-{
-	if (engine_only(e, fd))
-		return LIBC_RET(rs_io_sendmsg(e, fd, msg, flags));
-	return sendmsg_slow(e, fd, msg, flags);
-}
+#define WRAP(name, params, args)                                        \
+	SLOW ssize_t name##_engine(struct rs_fd *e, RS_UNPAREN params)  \
+	{                                                               \
+		if (engine_only(e, fd))                                 \
+			return LIBC_RET(rs_io_##name(e, RS_UNPAREN args)); \
+		return name##_slow(e, RS_UNPAREN args);                 \
+	}                                                               \
+	EXPORT ssize_t name params                                      \
+	{                                                               \
+		struct rs_fd *e = rs_fd_get(fd);                        \
+									\
+		if (plain(e, fd))                                       \
+			return rs_realfast_##name args;                 \
+		return name##_engine(e, RS_UNPAREN args);               \
+	}
+#define RS_UNPAREN(...) __VA_ARGS__
 
 /* ---- the exported names ---- */
 
-EXPORT ssize_t read(int fd, void *buf, size_t n)
-{
-	struct rs_fd *e = rs_fd_get(fd);
-
-	if (plain(e, fd))
-		return rs_realfast_read(fd, buf, n);
-	return read_engine(e, fd, buf, n);
-}
-
-EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
-{
-	struct rs_fd *e = rs_fd_get(fd);
-
-	if (plain(e, fd))
-		return rs_realfast_readv(fd, iov, cnt);
-	return readv_engine(e, fd, iov, cnt);
-}
-
-EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
-{
-	struct rs_fd *e = rs_fd_get(fd);
-
-	if (plain(e, fd))
-		return rs_realfast_recv(fd, buf, n, flags);
-	return recv_engine(e, fd, buf, n, flags);
-}
-
-EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
-    struct sockaddr *sa, socklen_t *len)
-{
-	struct rs_fd *e = rs_fd_get(fd);
-
-	if (plain(e, fd))
-		return rs_realfast_recvfrom(fd, buf, n, flags, sa, len);
-	return recvfrom_engine(e, fd, buf, n, flags, sa, len);
-}
-
-EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
-{
-	struct rs_fd *e = rs_fd_get(fd);
-
-	if (plain(e, fd))
-		return rs_realfast_recvmsg(fd, msg, flags);
-	return recvmsg_engine(e, fd, msg, flags);
-}
-
-EXPORT ssize_t write(int fd, const void *buf, size_t n)
-{
-	struct rs_fd *e = rs_fd_get(fd);
-
-	if (plain(e, fd))
-		return rs_realfast_write(fd, buf, n);
-	return write_engine(e, fd, buf, n);
-}
-
-EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
-{
-	struct rs_fd *e = rs_fd_get(fd);
-
-	if (plain(e, fd))
-		return rs_realfast_writev(fd, iov, cnt);
-	return writev_engine(e, fd, iov, cnt);
-}
-
-EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
-{
-	struct rs_fd *e = rs_fd_get(fd);
-
-	if (plain(e, fd))
-		return rs_realfast_send(fd, buf, n, flags);
-	return send_engine(e, fd, buf, n, flags);
-}
-
-EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
-    const struct sockaddr *sa, socklen_t len)
-{
-	struct rs_fd *e = rs_fd_get(fd);
-
-	if (plain(e, fd))
-		return rs_realfast_sendto(fd, buf, n, flags, sa, len);
-	return sendto_engine(e, fd, buf, n, flags, sa, len);
-}
-
-EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
-{
-	struct rs_fd *e = rs_fd_get(fd);
-
-	if (plain(e, fd))
-		return rs_realfast_sendmsg(fd, msg, flags);
-	return sendmsg_engine(e, fd, msg, flags);
-}
+WRAP(read, (int fd, void *buf, size_t n), (fd, buf, n))
+WRAP(readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt))
+WRAP(recv, (int fd, void *buf, size_t n, int flags), (fd, buf, n, flags))
+WRAP(recvfrom, (int fd, void *buf, size_t n, int flags, struct sockaddr *sa,
+    socklen_t *len), (fd, buf, n, flags, sa, len))
+WRAP(recvmsg, (int fd, struct msghdr *msg, int flags), (fd, msg, flags))
+WRAP(write, (int fd, const void *buf, size_t n), (fd, buf, n))
+WRAP(writev, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt))
+WRAP(send, (int fd, const void *buf, size_t n, int flags),
+    (fd, buf, n, flags))
+WRAP(sendto, (int fd, const void *buf, size_t n, int flags,
+    const struct sockaddr *sa, socklen_t len), (fd, buf, n, flags, sa, len))
+WRAP(sendmsg, (int fd, const struct msghdr *msg, int flags),
+    (fd, msg, flags))
