@@ -34,6 +34,9 @@ ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
  */
 #define SLOW static __attribute__((noinline))
 
+/* The exported names and middle halves sit together (io.c says why). */
+#define HOT __attribute__((hot))
+
 /*
  * The engine of a managed call: the HTTP retry engine's when it may have
  * something to do (httpio.h), else the io engine's directly.
@@ -235,13 +238,14 @@ EXPORT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
  * needs no stack frame.
  */
 #define WRAP(name, params, args)                                        \
-	SLOW ssize_t name##_engine(struct rs_fd *e, RS_UNPAREN params)  \
+	SLOW HOT ssize_t name##_engine(struct rs_fd *e,                \
+	    RS_UNPAREN params)                                          \
 	{                                                               \
 		if (engine_only(e, fd))                                 \
 			return LIBC_RET(rs_io_##name(e, RS_UNPAREN args)); \
 		return name##_slow(e, RS_UNPAREN args);                 \
 	}                                                               \
-	EXPORT ssize_t name params                                      \
+	EXPORT HOT ssize_t name params                                  \
 	{                                                               \
 		struct rs_fd *e = rs_fd_get(fd);                        \
 									\
