@@ -168,7 +168,8 @@ HOT ssize_t rs_io_read(struct rs_fd *e, int fd, void *buf, size_t n)
 	return rs_io_read_rest(e, fd, &v, 1, 0, NULL, r);
 }
 
-HOT ssize_t rs_io_readv(struct rs_fd *e, int fd, const struct iovec *iov, int cnt)
+HOT ssize_t rs_io_readv(struct rs_fd *e, int fd, const struct iovec *iov,
+    int cnt)
 {
 	int path = choose_path(e, fd, false, 0);
 
@@ -192,7 +193,8 @@ HOT ssize_t rs_io_readv(struct rs_fd *e, int fd, const struct iovec *iov, int cn
 	return rs_io_read_rest(e, fd, iov, cnt, 0, NULL, r);
 }
 
-HOT ssize_t rs_io_recv(struct rs_fd *e, int fd, void *buf, size_t n, int flags)
+HOT ssize_t rs_io_recv(struct rs_fd *e, int fd, void *buf, size_t n,
+    int flags)
 {
 	int path = choose_path(e, fd, false, flags);
 
@@ -242,7 +244,8 @@ HOT ssize_t rs_io_recvfrom(struct rs_fd *e, int fd, void *buf, size_t n,
 	return r;
 }
 
-HOT ssize_t rs_io_recvmsg(struct rs_fd *e, int fd, struct msghdr *msg, int flags)
+HOT ssize_t rs_io_recvmsg(struct rs_fd *e, int fd, struct msghdr *msg,
+    int flags)
 {
 	int path = choose_path(e, fd, false, flags);
 
@@ -264,7 +267,7 @@ HOT ssize_t rs_io_recvmsg(struct rs_fd *e, int fd, struct msghdr *msg, int flags
 	    flags, msg, r);
 }
 
-HOT int rs_io_recvmmsg(struct rs_fd *e, int fd, struct mmsghdr *v, unsigned n,
+int rs_io_recvmmsg(struct rs_fd *e, int fd, struct mmsghdr *v, unsigned n,
     int flags, struct timespec *tmo)
 {
 	int path = choose_path(e, fd, false, flags);
@@ -408,7 +411,7 @@ HOT ssize_t rs_io_sendmsg(struct rs_fd *e, int fd, const struct msghdr *msg,
 	    flags, &m, r);
 }
 
-HOT int rs_io_sendmmsg(struct rs_fd *e, int fd, struct mmsghdr *v, unsigned n,
+int rs_io_sendmmsg(struct rs_fd *e, int fd, struct mmsghdr *v, unsigned n,
     int flags)
 {
 	int path = choose_path(e, fd, true, flags);
