@@ -4,9 +4,10 @@
  * Each exported name first asks plain(): a descriptor the library does not
  * manage, or a managed socket with nothing to time, record or track, goes
  * straight to libc through realfast.h, a few loads and a jump, no call
- * into the engines and no clock read.  Anything else takes the wrapper's
- * slow half (*_slow), which guards, looks up and delegates to the HTTP
- * retry engine (httpio.h) or the io engine (io.h), as before.
+ * into the engines and no clock read.  Anything else takes the middle
+ * half (*_engine): a socket that is the io engine's alone (io.h) goes to
+ * it directly; the rest takes the slow half (*_slow), which guards and
+ * delegates to the HTTP engines (httpio.h, httphook.h) or the io engine.
  * Thread-safe: nothing here takes a lock.
  */
 #include <errno.h>
