@@ -60,17 +60,29 @@ static struct t_step find_step(const struct t_run *r, const char *name)
 	return s;
 }
 
+/* Epoch milliseconds, for RESOLUTE_DEADLINE. */
+static long long epoch_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /*
  * Runs rsclient against peer mode (with extra peer arguments) under the
- * yaml policy and the environment entries env (NULL: none), with the
- * client steps in ap, NULL-terminated.
+ * yaml policy, with the client steps in ap, NULL-terminated; with
+ * RESOLUTE_DEADLINE deadline_in_ms from just before the client starts
+ * when deadline_in_ms > 0 (after the peer has started, so that the whole
+ * run can be timed against it).
  */
 static void run_client_v(struct t_run *r, const char *yaml,
-    const char *const *env, const char *mode, const char *parg1,
+    long long deadline_in_ms, const char *mode, const char *parg1,
     const char *parg2, va_list ap)
 {
 	struct t_peer p;
-	char port[16], *argv[24];
+	char port[16], *argv[24], env0[64];
+	const char *env[] = { env0, NULL };
 	int n = 0;
 
 	/* The peer's lifetime bounds a client the library fails to stop. */
@@ -89,7 +101,10 @@ static void run_client_v(struct t_run *r, const char *yaml,
 	argv[n] = NULL;
 	char *policy = t_policy(yaml);
 
-	assert_int_equal(t_run(r, policy, env, argv), 0);
+	snprintf(env0, sizeof(env0), "RESOLUTE_DEADLINE=%lld",
+	    epoch_ms() + deadline_in_ms);
+	assert_int_equal(t_run(r, policy, deadline_in_ms > 0 ? env : NULL,
+	    argv), 0);
 	unlink(policy);
 	free(policy);
 	t_peer_stop(&p);
@@ -102,18 +117,18 @@ static void run_client(struct t_run *r, const char *yaml, const char *mode,
 	va_list ap;
 
 	va_start(ap, parg2);
-	run_client_v(r, yaml, NULL, mode, parg1, parg2, ap);
+	run_client_v(r, yaml, 0, mode, parg1, parg2, ap);
 	va_end(ap);
 }
 
-/* run_client_v() with the environment entries env. */
-static void run_client_env(struct t_run *r, const char *yaml,
-    const char *const *env, const char *mode, ...)
+/* run_client_v() under a process deadline deadline_in_ms away. */
+static void run_client_deadline(struct t_run *r, const char *yaml,
+    long long deadline_in_ms, const char *mode, ...)
 {
 	va_list ap;
 
 	va_start(ap, mode);
-	run_client_v(r, yaml, env, mode, NULL, NULL, ap);
+	run_client_v(r, yaml, deadline_in_ms, mode, NULL, NULL, ap);
 	va_end(ap);
 }
 
@@ -157,22 +172,17 @@ static void test_silent_read_times_out(void **state)
 /*
  * A process deadline ends a blocking read on a socket with no read_timeout
  * (SPEC §6, §10): such a read is the plain call on the fast path only
- * while no deadline can bind the thread.  The deadline counts from before
- * the client started, so the whole run is timed.
+ * while no deadline can bind the thread.  The deadline counts from just
+ * before the client started, so the whole run is timed.
  */
 static void test_process_deadline_ends_untimed_read(void **state)
 {
 	struct t_run r;
-	char env0[64];
-	const char *env[] = { env0, NULL };
-	struct timespec ts;
 
 	(void)state;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	snprintf(env0, sizeof(env0), "RESOLUTE_DEADLINE=%lld",
-	    (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + 1000);
-	run_client_env(&r, "version: 1\ndefaults:\n  connect_timeout: 2s\n",
-	    env, "silent", "connect", "recv", NULL);
+	run_client_deadline(&r, "version: 1\ndefaults:\n"
+	    "  connect_timeout: 2s\n", 1000, "silent", "connect", "recv",
+	    NULL);
 	struct t_step s = find_step(&r, "recv");
 
 	if (strcmp(s.result, "ETIMEDOUT") != 0 || r.elapsed_ms < 1000 - 1 ||
