@@ -198,6 +198,7 @@ bench: all $(BENCH_BIN) $(B)/itests/peer ## benchmarks: figures with and without
 	$(Q)if [ -x scripts/bench.sh ]; then scripts/bench.sh; fi
 	$(Q)scripts/bench-sidecar.sh
 	$(Q)scripts/bench-http.sh
+	$(Q)if command -v valgrind >/dev/null 2>&1; then B=$(B) scripts/bench-ir.sh; fi
 
 # Line coverage of src/ from the unit and engine tests alone (no preloading,
 # no network): an instrumented build of its own, the unit suite, then a
