@@ -91,12 +91,12 @@ static void test_level_triggered_connect(void **state)
 	static const struct fk_step steps[] = {
 		FK_NO_PEER(FD),
 		FK_CONNECT_START(FD),
-		EWAIT_READY(1000, 2, FD, REFUSED_EV),
+		EWAIT_READY(1001, 2, FD, REFUSED_EV),
 		FK_SO_ERROR_IS(FD, ECONNREFUSED),
 		FK_DISSOLVE(FD),
-		EWAIT_QUIET(100),
+		EWAIT_QUIET(101),
 		FK_CONNECT_START(FD),
-		EWAIT_READY(1000, 3, FD, EPOLLOUT),
+		EWAIT_READY(1001, 3, FD, EPOLLOUT),
 		FK_SO_ERROR_IS(FD, 0),
 		FK_PEER(FD),
 		FK_STOP,
@@ -113,7 +113,7 @@ static void test_level_triggered_connect(void **state)
 	assert_int_equal(rs_wait_epoll_wait(EP, ev, 4, 5000), 1);
 	assert_int_equal(ev[0].events, EPOLLOUT);
 	assert_int_equal(ev[0].data.u64, DATA);
-	assert_int_equal(fk_now(), 105);
+	assert_int_equal(fk_now(), 106);
 	assert_int_equal(fk_watched(0, FD), EPOLLOUT);
 	assert_int_equal(fk_watched(1, FD), -1);
 	assert_program_reg(EPOLLIN | EPOLLOUT);
@@ -143,7 +143,7 @@ static void run_failure(void **state)
 	struct fk_step steps[] = {
 		FK_NO_PEER(FD),
 		FK_CONNECT_START(FD),
-		EWAIT_READY(1000, 5, FD, REFUSED_EV),
+		EWAIT_READY(1001, 5, FD, REFUSED_EV),
 		FK_SO_ERROR_IS(FD, ECONNREFUSED),
 		FK_DISSOLVE(FD),
 		EWAIT_READY(100, 0, FD, REFUSED_EV),
@@ -305,9 +305,9 @@ static void test_connect_during_plain_wait(void **state)
 		FK_CONNECT_START(FD),
 		FK_SO_ERROR_IS(FD, ECONNREFUSED),
 		FK_DISSOLVE(FD),
-		EWAIT_QUIET(100),
+		EWAIT_QUIET(101),
 		FK_CONNECT_START(FD),
-		EWAIT_READY(1000, 4, FD, EPOLLOUT),
+		EWAIT_READY(1001, 4, FD, EPOLLOUT),
 		FK_SO_ERROR_IS(FD, 0),
 		FK_PEER(FD),
 		FK_STOP,
@@ -321,7 +321,7 @@ static void test_connect_during_plain_wait(void **state)
 	assert_int_equal(rs_wait_epoll_wait(EP, ev, 4, 2000), 1);
 	assert_int_equal(ev[0].events, EPOLLOUT);
 	assert_int_equal(ev[0].data.u64, DATA);
-	assert_int_equal(fk_now(), 105);
+	assert_int_equal(fk_now(), 106);
 	fk_done();
 }
 
