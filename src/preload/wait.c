@@ -301,7 +301,7 @@ static int64_t end_of(const struct timespec *tmo, int64_t now)
 		return -1;
 	if (tmo->tv_sec > INT32_MAX)
 		return RS_NEVER;
-	return now + rs_clock_timespec_ms(tmo);
+	return rs_clock_after(now, rs_clock_timespec_ms(tmo));
 }
 
 int rs_wait_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
@@ -314,7 +314,7 @@ int rs_wait_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 	int64_t now = rs_clock_now_ms();
 
 	return poll_common(fds, n, timeout_ms < 0 ? RS_NEVER :
-	    now + timeout_ms, NULL);
+	    rs_clock_after(now, timeout_ms), NULL);
 }
 
 int rs_wait_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
@@ -474,12 +474,13 @@ int rs_wait_select(int n, fd_set *r, fd_set *w, fd_set *x,
 	int64_t now = rs_clock_now_ms(), end = RS_NEVER;
 
 	if (tmo && tmo->tv_sec <= INT32_MAX)
-		end = now + rs_clock_timeval_ms(tmo);
+		end = rs_clock_after(now, rs_clock_timeval_ms(tmo));
 	int ret = sel_managed(n, r, w, x, end, NULL, count);
 
-	/* Linux select leaves the time not slept in *tmo. */
+	/* Linux select leaves the time not slept in *tmo (end is 1 ms past
+	   the timeout's own end: rs_clock_after()). */
 	if (tmo && end != RS_NEVER) {
-		int64_t left = end - rs_clock_now_ms();
+		int64_t left = end - 1 - rs_clock_now_ms();
 
 		left = left < 0 ? 0 : left;
 		tmo->tv_sec = left / 1000;
@@ -538,7 +539,7 @@ int rs_wait_epoll_pwait(int epfd, struct epoll_event *ev, int max,
 {
 	/* The clock is only read when some socket's registration is known. */
 	int64_t end = timeout_ms < 0 ? RS_NEVER : !rs_ept_tracking() ? 0 :
-	    rs_clock_now_ms() + timeout_ms;
+	    rs_clock_after(rs_clock_now_ms(), timeout_ms);
 
 	if (!rs_ept_busy(epfd))
 		return epoll_after(epfd, ev, max, rs_real_epoll_pwait(epfd, ev,

@@ -102,8 +102,8 @@ static const struct wait_case cases[] = {
 		.name = "poll: the program's timeout ends before the connect",
 		.policy = POLICY("3", "off", "off"), .start = CONNECTING,
 		.call = POLL, .events = POLLOUT, .timeout_ms = 50,
-		.steps = { FK_PPOLL_QUIET(50) },
-		.want = 0, .want_revents = 0, .want_ms = 50,
+		.steps = { FK_PPOLL_QUIET(51) },
+		.want = 0, .want_revents = 0, .want_ms = 51,
 	},
 	{
 		.name = "poll: the attempt times out inside the wait, the next "
@@ -177,8 +177,8 @@ static const struct wait_case cases[] = {
 			"reported",
 		.policy = POLICY("3", "500ms", "off"), .start = CONNECTED,
 		.call = POLL, .events = POLLIN, .timeout_ms = 200,
-		.steps = { FK_PPOLL_QUIET(200) },
-		.want = 0, .want_ms = 200,
+		.steps = { FK_PPOLL_QUIET(201) },
+		.want = 0, .want_ms = 201,
 	},
 	{
 		.name = "poll: no timeout in the asked direction: the real poll",
@@ -203,7 +203,7 @@ static const struct wait_case cases[] = {
 		.policy = POLICY("3", "off", "off"), .start = CONNECTING,
 		.call = SELECT, .events = POLLOUT, .timeout_ms = 1000,
 		.steps = {
-			FK_PPOLL_READY(1000, 3, FD, POLLOUT),
+			FK_PPOLL_READY(1001, 3, FD, POLLOUT),
 			FK_SO_ERROR_IS(FD, 0),
 			FK_PEER(FD),
 		},
@@ -250,8 +250,8 @@ static const struct wait_case cases[] = {
 		.name = "pselect: the program's timeout first",
 		.policy = POLICY("3", "off", "off"), .start = CONNECTING,
 		.call = PSELECT, .events = POLLOUT, .timeout_ms = 70,
-		.steps = { FK_PPOLL_QUIET(70) },
-		.want = 0, .want_ms = 70,
+		.steps = { FK_PPOLL_QUIET(71) },
+		.want = 0, .want_ms = 71,
 	},
 };
 
