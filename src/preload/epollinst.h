@@ -73,8 +73,25 @@ struct rs_ept_instance {
 	struct rs_ept_instance *next;	/* all instances, append-only */
 };
 
+#define RS_EPI_CHUNK 1024u
+#define RS_EPI_MAX_FD (RS_EPI_CHUNK * RS_EPI_CHUNK)
+
+/* The instances by epfd, two levels (epollinst.c); for the inline
+   lookups below, which every interposed epoll call makes. */
+extern struct rs_ept_instance **rs_epi_slots[RS_EPI_CHUNK];
+extern unsigned rs_epi_g_total;
+
 /* Returns the instance of epfd, or NULL; lock-free. */
-struct rs_ept_instance *rs_epi_find(int epfd);
+static inline struct rs_ept_instance *rs_epi_find(int epfd)
+{
+	if ((unsigned)epfd >= RS_EPI_MAX_FD)
+		return NULL;
+	struct rs_ept_instance **c = __atomic_load_n(
+	    &rs_epi_slots[epfd / RS_EPI_CHUNK], __ATOMIC_ACQUIRE);
+
+	return c ? __atomic_load_n(&c[epfd % RS_EPI_CHUNK],
+	    __ATOMIC_ACQUIRE) : NULL;
+}
 
 /* Returns the instance of epfd, making it; NULL on no memory. */
 struct rs_ept_instance *rs_epi_get(int epfd);
@@ -83,7 +100,10 @@ struct rs_ept_instance *rs_epi_get(int epfd);
 struct rs_ept_instance *rs_epi_all(void);
 
 /* Total records in all instances (atomic load). */
-unsigned rs_epi_total(void);
+static inline unsigned rs_epi_total(void)
+{
+	return __atomic_load_n(&rs_epi_g_total, __ATOMIC_ACQUIRE);
+}
 
 /* Total tagged registrations in all instances (atomic load). */
 unsigned rs_epi_tagged_total(void);
@@ -101,7 +121,8 @@ struct rs_ept_record *rs_epi_add(struct rs_ept_instance *i, int fd);
 /*
  * With i locked: r is no longer registered (EPOLL_CTL_DEL): cleared and
  * kept, not live, so that the next ADD of the fd allocates nothing.  The
- * kernel is not touched.
+ * kernel is not touched; a timer stays queued, to be taken out by the
+ * wait that finds it due (the next ADD usually reuses it).
  */
 void rs_epi_idle(struct rs_ept_instance *i, struct rs_ept_record *r);
 
@@ -119,6 +140,14 @@ void rs_epi_unpend(struct rs_ept_instance *i, struct rs_ept_record *r);
 
 /* With i locked: arms r's timer at when_ms (RS_NEVER: disarms it). */
 void rs_epi_timer(struct rs_ept_instance *i, struct rs_ept_record *r,
+    int64_t when_ms);
+
+/*
+ * With i locked: r must be looked at by when_ms (RS_NEVER: never).  Lazy:
+ * a timer already due no later is left as it is, since a wait that finds
+ * a timer due looks at the socket again and moves the timer on.
+ */
+void rs_epi_timer_by(struct rs_ept_instance *i, struct rs_ept_record *r,
     int64_t when_ms);
 
 /*

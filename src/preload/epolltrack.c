@@ -95,15 +95,31 @@ static void sync_timer(struct rs_ept_instance *i, struct rs_ept_record *r,
 	   due at once, as it should be. */
 	if (e && rs_fd_state(e) == RS_FD_CONNECTED && io && !r->disarmed)
 		dl = rs_io_wait_deadline(e, io, now < 0 ? 0 : now);
-	rs_epi_timer(i, r, dl);
+	rs_epi_timer_by(i, r, dl);
 }
 
-uint32_t rs_ept_sync(struct rs_ept_instance *i, struct rs_ept_record *r,
-    int ready, bool in_wait, int64_t now, int64_t *next)
+/*
+ * Whether r only needs its timer kept: a connected socket whose record
+ * holds the program's registration in the kernel with nothing pending or
+ * withdrawn -- every epoll_ctl of a request's steady state.
+ */
+static bool steady(const struct rs_ept_record *r, const struct rs_fd *e)
 {
-	struct rs_fd *e = rs_fd_get(r->fd);
+	return e && r->kmode == RS_EPT_PROGRAM && !r->pending &&
+	    !r->restore && !withdrawn(r) &&
+	    rs_fd_state(e) == RS_FD_CONNECTED && !rs_hwait_wanted(e);
+}
+
+/* rs_ept_sync() for the entry e of r's fd (NULL: unmanaged). */
+static uint32_t sync_fd(struct rs_ept_instance *i, struct rs_ept_record *r,
+    struct rs_fd *e, int ready, bool in_wait, int64_t now, int64_t *next)
+{
 	uint32_t rev = 0;
 
+	if (steady(r, e)) {
+		sync_timer(i, r, e, now);
+		return 0;
+	}
 	/* A response being judged or retried: the HTTP engine's (for a
 	   reconnect's steps too). */
 	if (e && rs_hwait_wanted(e) && rs_hwait_ept(i, r, e, ready, in_wait,
@@ -145,6 +161,12 @@ uint32_t rs_ept_sync(struct rs_ept_instance *i, struct rs_ept_record *r,
 	return rev;
 }
 
+uint32_t rs_ept_sync(struct rs_ept_instance *i, struct rs_ept_record *r,
+    int ready, bool in_wait, int64_t now, int64_t *next)
+{
+	return sync_fd(i, r, rs_fd_get(r->fd), ready, in_wait, now, next);
+}
+
 /* ---- epoll_ctl ---- */
 
 /*
@@ -176,24 +198,38 @@ static bool useless(const struct rs_ept_record *r)
  * getpeername per registration of an unmanaged descriptor; connected and
  * non-socket ones are left out.
  */
-static bool worth_recording(int fd)
+static bool worth_recording(int fd, struct rs_fd **ep)
 {
 	const struct rs_runtime *rt = rs_runtime_peek();
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
-	int save = errno;
+	int save;
 	bool yes;
-
-	struct rs_fd *e;
 
 	if (rt && !rt->active)
 		return false;
-	if ((e = rs_fd_get(fd)))
-		return !idle_socket(e);
+	if ((*ep = rs_fd_get(fd)))
+		return !idle_socket(*ep);
+	save = errno;
 	yes = getpeername(fd, (struct sockaddr *)&ss, &len) < 0 &&
 	    errno == ENOTCONN;
 	errno = save;
 	return yes;
+}
+
+bool rs_ept_ctl_plain(int epfd, int op, int fd)
+{
+	struct rs_ept_instance *i = rs_epi_total() ? rs_epi_find(epfd) : NULL;
+	struct rs_fd *e;
+
+	/* Records of the instance may need updating (or, for an ADD,
+	   dropping: they would be stale). */
+	if (i && __atomic_load_n(&i->nrecords, __ATOMIC_ACQUIRE))
+		return false;
+	if (op != EPOLL_CTL_ADD)
+		return true;
+	/* An unmanaged fd may be a socket whose connect is yet to come. */
+	return (e = rs_fd_get(fd)) && idle_socket(e);
 }
 
 /*
@@ -220,11 +256,12 @@ static int add_unrecorded(int epfd, int fd, struct epoll_event *ev)
 static int ctl_add(int epfd, int fd, struct epoll_event *ev)
 {
 	struct rs_ept_instance *i;
+	struct rs_fd *e = NULL;
 	int64_t next = RS_NEVER;
 
-	if (!worth_recording(fd))
+	if (!worth_recording(fd, &e))
 		return add_unrecorded(epfd, fd, ev);
-	if (!(i = rs_epi_get(epfd)))
+	if (!(i = rs_epi_find(epfd)) && !(i = rs_epi_get(epfd)))
 		return rs_epi_kctl(epfd, EPOLL_CTL_ADD, fd, ev->events,
 		    ev->data);
 	pthread_mutex_lock(&i->lock);
@@ -237,7 +274,7 @@ static int ctl_add(int epfd, int fd, struct epoll_event *ev)
 		g->events = ev->events;
 		g->data = ev->data;
 		g->kmode = RS_EPT_PROGRAM;
-		rs_ept_sync(i, g, 0, false, RS_EPT_NOW_UNREAD, &next);
+		sync_fd(i, g, e, 0, false, RS_EPT_NOW_UNREAD, &next);
 	}
 	pthread_mutex_unlock(&i->lock);
 	return r;

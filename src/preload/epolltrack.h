@@ -26,6 +26,14 @@
 /* epoll_ctl, recording registrations of unconnected or managed sockets. */
 int rs_ept_ctl(int epfd, int op, int fd, struct epoll_event *ev);
 
+/*
+ * Returns whether epoll_ctl(epfd, op, fd) is the plain system call: the
+ * instance has no records and, for an ADD, fd is a connected socket the
+ * waits have nothing to do for (the default policy's steady state).  A
+ * few loads, no lock, no system call.
+ */
+bool rs_ept_ctl_plain(int epfd, int op, int fd);
+
 /* For rs_ept_sync(): the caller has not read the clock (epoll_ctl on a
    connected socket needs none, so a request pays for none). */
 #define RS_EPT_NOW_UNREAD (-1)

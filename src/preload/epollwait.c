@@ -68,6 +68,11 @@ static uint32_t timer_due(struct rs_ept_instance *i, struct rs_ept_record *r,
 	short io = (short)(r->events & (EPOLLIN | EPOLLOUT));
 	int64_t next = RS_NEVER;
 
+	/* Left queued by an EPOLL_CTL_DEL (rs_epi_idle()). */
+	if (!r->live) {
+		rs_epi_timer(i, r, RS_NEVER);
+		return 0;
+	}
 	if (!e || rs_fd_state(e) != RS_FD_CONNECTED) {
 		rs_ept_sync(i, r, 0, false, now, &next);
 		return 0;
