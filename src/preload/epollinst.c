@@ -10,7 +10,11 @@
 #include "epollinst.h"
 
 #include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "real.h"
@@ -23,6 +27,21 @@ static struct rs_ept_instance *g_all;
 static pthread_mutex_t g_make_lock = PTHREAD_MUTEX_INITIALIZER;
 unsigned rs_epi_g_total;
 static unsigned g_tagged;
+
+void rs_epi_lock_wait(struct rs_ept_instance *i)
+{
+	/* Marked as waited for (2) before sleeping, so that the holder's
+	   unlock wakes a sleeper; the exchange takes the lock when it sees
+	   it free. */
+	while (__atomic_exchange_n(&i->lock, 2, __ATOMIC_ACQUIRE) != 0)
+		syscall(SYS_futex, &i->lock, FUTEX_WAIT_PRIVATE, 2, NULL,
+		    NULL, 0);
+}
+
+void rs_epi_lock_wake(struct rs_ept_instance *i)
+{
+	syscall(SYS_futex, &i->lock, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
 
 /* Makes the instance of epfd under the make lock: rare (once per number). */
 static struct rs_ept_instance *make(int epfd)
@@ -40,7 +59,6 @@ static struct rs_ept_instance *make(int epfd)
 		return i;
 	if (!(i = calloc(1, sizeof(*i))))
 		return NULL;
-	pthread_mutex_init(&i->lock, NULL);
 	i->epfd = epfd;
 	i->next = g_all;
 	__atomic_store_n(&g_all, i, __ATOMIC_RELEASE);
@@ -264,13 +282,13 @@ static void fork_prepare(void)
 {
 	pthread_mutex_lock(&g_make_lock);
 	for (struct rs_ept_instance *i = rs_epi_all(); i; i = i->next)
-		pthread_mutex_lock(&i->lock);
+		rs_epi_lock(i);
 }
 
 static void fork_release(void)
 {
 	for (struct rs_ept_instance *i = rs_epi_all(); i; i = i->next)
-		pthread_mutex_unlock(&i->lock);
+		rs_epi_unlock(i);
 	pthread_mutex_unlock(&g_make_lock);
 }
 

@@ -245,10 +245,10 @@ static int add_unrecorded(int epfd, int fd, struct epoll_event *ev)
 
 	if (r < 0 || !i || !__atomic_load_n(&i->nrecords, __ATOMIC_ACQUIRE))
 		return r;
-	pthread_mutex_lock(&i->lock);
+	rs_epi_lock(i);
 	if ((g = rs_epi_record(i, fd)))
 		rs_epi_drop(i, g);
-	pthread_mutex_unlock(&i->lock);
+	rs_epi_unlock(i);
 	return r;
 }
 
@@ -264,7 +264,7 @@ static int ctl_add(int epfd, int fd, struct epoll_event *ev)
 	if (!(i = rs_epi_find(epfd)) && !(i = rs_epi_get(epfd)))
 		return rs_epi_kctl(epfd, EPOLL_CTL_ADD, fd, ev->events,
 		    ev->data);
-	pthread_mutex_lock(&i->lock);
+	rs_epi_lock(i);
 	int r = rs_epi_kctl(epfd, EPOLL_CTL_ADD, fd, ev->events, ev->data);
 	struct rs_ept_record *g;
 
@@ -276,7 +276,7 @@ static int ctl_add(int epfd, int fd, struct epoll_event *ev)
 		g->kmode = RS_EPT_PROGRAM;
 		sync_fd(i, g, e, 0, false, RS_EPT_NOW_UNREAD, &next);
 	}
-	pthread_mutex_unlock(&i->lock);
+	rs_epi_unlock(i);
 	return r;
 }
 
@@ -308,26 +308,78 @@ static int ctl_recorded(struct rs_ept_instance *i, struct rs_ept_record *g,
 	return r;
 }
 
+/*
+ * With i locked: the epoll_ctl calls of a request on a connected socket
+ * with a read or write timeout, whose record comes and goes with the
+ * program's registration (ADD after DEL reuses it) and needs nothing but
+ * its timer: the kernel call, the record's fields, the timer (lazily).
+ * Returns whether it took the call, with its result in *res; the general
+ * path (ctl_add(), ctl_recorded()) does the same in these cases, with
+ * more looking.
+ */
+static bool express(struct rs_ept_instance *i, int op, int fd,
+    const struct epoll_event *ev, int *res)
+{
+	const struct rs_runtime *rt = rs_runtime_peek();
+	struct rs_ept_record *g = rs_epi_record(i, fd);
+	struct rs_fd *e;
+
+	if (!g || g->pending || g->restore || g->disarmed || g->reported ||
+	    (rt && !rt->active) || !(e = rs_fd_get(fd)) ||
+	    rs_fd_state(e) != RS_FD_CONNECTED || rs_hwait_wanted(e) ||
+	    idle_socket(e))
+		return false;
+	if (op == EPOLL_CTL_DEL) {
+		if (!g->live || g->kmode != RS_EPT_PROGRAM)
+			return false;
+		*res = rs_epi_kctl(i->epfd, op, fd, 0, g->data);
+		*res = *res == -ENOENT ? 0 : *res;
+		rs_epi_idle(i, g);
+		return true;
+	}
+	if (op == EPOLL_CTL_ADD ? g->live : !g->live ||
+	    g->kmode != RS_EPT_PROGRAM)
+		return false;
+	if ((*res = rs_epi_kctl(i->epfd, op, fd, ev->events, ev->data)) < 0)
+		return true;
+	g->events = ev->events;
+	g->data = ev->data;
+	g->live = true;
+	g->kmode = RS_EPT_PROGRAM;
+	sync_timer(i, g, e, RS_EPT_NOW_UNREAD);
+	return true;
+}
+
 int rs_ept_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
 	struct rs_ept_instance *i;
 	struct rs_ept_record *g;
+	int r;
 
 	if (!ev && op != EPOLL_CTL_DEL)
 		return -EFAULT;
+	if ((i = rs_epi_find(epfd)) &&
+	    __atomic_load_n(&i->nrecords, __ATOMIC_ACQUIRE)) {
+		rs_epi_lock(i);
+		bool done = express(i, op, fd, ev, &r);
+
+		rs_epi_unlock(i);
+		if (done)
+			return r;
+	}
 	if (op == EPOLL_CTL_ADD)
 		return ctl_add(epfd, fd, ev);
 	if (!rs_epi_total() || !(i = rs_epi_find(epfd)) ||
 	    !__atomic_load_n(&i->nrecords, __ATOMIC_ACQUIRE))
 		return rs_epi_kctl(epfd, op, fd, ev ? ev->events : 0,
 		    ev ? ev->data : (epoll_data_t){ 0 });
-	pthread_mutex_lock(&i->lock);
-	int r = (g = rs_epi_record(i, fd)) && g->live ?
+	rs_epi_lock(i);
+	r = (g = rs_epi_record(i, fd)) && g->live ?
 	    ctl_recorded(i, g, op, ev) :
 	    rs_epi_kctl(epfd, op, fd, ev ? ev->events : 0,
 		ev ? ev->data : (epoll_data_t){ 0 });
 
-	pthread_mutex_unlock(&i->lock);
+	rs_epi_unlock(i);
 	return r;
 }
 
@@ -343,12 +395,12 @@ void rs_ept_fd_changed(int fd)
 	for (struct rs_ept_instance *i = rs_epi_all(); i; i = i->next) {
 		if (!__atomic_load_n(&i->nrecords, __ATOMIC_ACQUIRE))
 			continue;
-		pthread_mutex_lock(&i->lock);
+		rs_epi_lock(i);
 		struct rs_ept_record *r = rs_epi_record(i, fd);
 
 		if (r && r->live)
 			rs_ept_sync(i, r, 0, false, rs_clock_now_ms(), &next);
-		pthread_mutex_unlock(&i->lock);
+		rs_epi_unlock(i);
 	}
 	errno = save;
 }
@@ -378,13 +430,13 @@ static void drop_range(unsigned first, unsigned last, bool restore)
 	for (struct rs_ept_instance *i = rs_epi_all(); i; i = i->next) {
 		if (!__atomic_load_n(&i->nrecords, __ATOMIC_ACQUIRE))
 			continue;
-		pthread_mutex_lock(&i->lock);
+		rs_epi_lock(i);
 		if ((unsigned)i->epfd >= first && (unsigned)i->epfd <= last)
 			rs_epi_clear(i);
 		for (unsigned fd = first; fd <= last && fd < i->cap; fd++)
 			if (i->by_fd[fd])
 				release(i, i->by_fd[fd], restore);
-		pthread_mutex_unlock(&i->lock);
+		rs_epi_unlock(i);
 	}
 	errno = save;
 }

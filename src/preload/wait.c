@@ -525,36 +525,43 @@ int rs_wait_epoll_wait(int epfd, struct epoll_event *ev, int max,
 static int epoll_after(int epfd, struct epoll_event *ev, int max, int r,
     int64_t end_ms, const sigset_t *mask)
 {
+	int64_t now;
+
 	if (r <= 0)
 		return r < 0 ? -errno : r;
 	r = rs_ept_fixup(epfd, ev, r);
-	if (r > 0 || rs_clock_now_ms() >= end_ms)
+	if (r > 0 || (now = rs_clock_now_ms()) >= end_ms)
 		return r;
-	return rs_ept_wait(epfd, ev, max, end_ms, mask);
+	return rs_ept_wait(epfd, ev, max, end_ms, now, mask);
 }
 
 int rs_wait_epoll_pwait(int epfd, struct epoll_event *ev, int max,
     int timeout_ms, const sigset_t *mask)
 {
 	/* The clock is only read when some socket's registration is known. */
-	int64_t end = timeout_ms < 0 ? RS_NEVER : !rs_ept_tracking() ? 0 :
-	    rs_clock_now_ms() + timeout_ms;
+	bool known = rs_ept_tracking();
+	int64_t now = known ? rs_clock_now_ms() : 0;
+	int64_t end = timeout_ms < 0 ? RS_NEVER : known ? now + timeout_ms : 0;
 
 	if (!rs_ept_busy(epfd))
 		return epoll_after(epfd, ev, max, rs_real_epoll_pwait(epfd, ev,
 		    max, timeout_ms, mask), end, mask);
-	return rs_ept_wait(epfd, ev, max, end, mask);
+	return rs_ept_wait(epfd, ev, max, end, known ? now :
+	    rs_clock_now_ms(), mask);
 }
 
 int rs_wait_epoll_pwait2(int epfd, struct epoll_event *ev, int max,
     const struct timespec *tmo, const sigset_t *mask)
 {
-	int64_t end = !rs_ept_tracking() ? 0 : end_of(tmo, rs_clock_now_ms());
+	bool known = rs_ept_tracking();
+	int64_t now = known ? rs_clock_now_ms() : 0;
+	int64_t end = known ? end_of(tmo, now) : 0;
 
 	if (end < 0 || !rs_ept_busy(epfd))
 		return epoll_after(epfd, ev, max, rs_real_epoll_pwait2(epfd, ev,
 		    max, tmo, mask), end < 0 ? 0 : end, mask);
-	return rs_ept_wait(epfd, ev, max, end, mask);
+	return rs_ept_wait(epfd, ev, max, end, known ? now :
+	    rs_clock_now_ms(), mask);
 }
 
 void rs_wait_fd_connect(int fd)
