@@ -33,16 +33,12 @@ static void *resolve(void **slot, const char *name)
 /*
  * REAL(ret, name, params, args) defines rs_real_name(params), forwarding
  * args to the resolved symbol, or failing with ENOSYS when there is none.
- * The resolved pointer is loaded inline (every forwarded call pays for
- * this path); resolve() is only called until the symbol is known.
  */
 #define REAL(ret, name, params, args)                                   \
 	ret rs_real_##name params                                       \
 	{                                                               \
 		static void *slot;                                      \
-		void *p_ = __atomic_load_n(&slot, __ATOMIC_ACQUIRE);    \
-		ret(*fn) params = (ret(*) params)(__builtin_expect(     \
-		    p_ != NULL, 1) ? p_ : resolve(&slot, #name));        \
+		ret(*fn) params = (ret(*) params)resolve(&slot, #name); \
 		if (!fn) {                                              \
 			errno = ENOSYS;                                 \
 			return (ret)-1;                                 \
