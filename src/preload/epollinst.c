@@ -163,6 +163,7 @@ void rs_epi_timer(struct rs_ept_instance *i, struct rs_ept_record *r,
 {
 	bool was = rs_heap_queued(&r->timer);
 
+	r->key_io = 0;
 	if (when_ms == RS_NEVER) {
 		rs_heap_remove(&i->timers, &r->timer);
 	} else if (rs_heap_set(&i->timers, &r->timer, when_ms) < 0) {

@@ -20,6 +20,7 @@
 #include <sys/epoll.h>
 
 #include "heap.h"
+#include "policy.h"
 
 /* data.u64 of a registration the library made: tag in the high half. */
 #define RS_EPT_TAG 0x52534c5600000000ULL	/* "RSLV" */
@@ -55,6 +56,10 @@ struct rs_ept_record {
 	bool restore;		/* LT failure: the program's registration
 				   goes back to the kernel at the next wait */
 	struct rs_heap_node timer;	/* a read/write timeout */
+	short key_io;		/* the directions (POLLIN, POLLOUT) whose
+				   deadline the timer is due no later than
+				   (epolltrack.c); 0 after rs_epi_timer() */
+	const struct rs_settings *key_settings;	/* ...under these */
 	struct rs_ept_record *pnext;	/* pending list */
 };
 

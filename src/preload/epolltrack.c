@@ -84,18 +84,45 @@ static uint32_t report_connected(struct rs_ept_instance *i,
 	return rev;
 }
 
+/*
+ * Whether r's queued timer is due no later than e's deadline for io
+ * could be: it was set for these directions (key_io) under these
+ * settings, and a deadline only moves later as activity comes -- unless a
+ * timeout is pending (due at once) or the thread has a deadline, which a
+ * new request may have brought forward.  Then the deadline need not be
+ * worked out again: a request's ADD after its DEL costs no more.
+ */
+static bool timer_covers(const struct rs_ept_record *r,
+    const struct rs_fd *e, short io)
+{
+	return rs_heap_queued(&r->timer) && r->key_settings == e->settings &&
+	    !(io & ~r->key_io) &&
+	    !__atomic_load_n(&e->read_timed_out, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&e->write_timed_out, __ATOMIC_RELAXED) &&
+	    rs_io_process_deadline() == RS_NEVER;
+}
+
 /* The timer of a connected socket: its read or write deadline. */
 static void sync_timer(struct rs_ept_instance *i, struct rs_ept_record *r,
     struct rs_fd *e, int64_t now)
 {
 	short io = io_events(r->events);
-	int64_t dl = RS_NEVER;
 
+	if (!e || rs_fd_state(e) != RS_FD_CONNECTED || !io || r->disarmed) {
+		rs_epi_timer(i, r, RS_NEVER);
+		return;
+	}
+	if (timer_covers(r, e, io))
+		return;
 	/* An unread clock counts as 0: a timeout already reported is then
 	   due at once, as it should be. */
-	if (e && rs_fd_state(e) == RS_FD_CONNECTED && io && !r->disarmed)
-		dl = rs_io_wait_deadline(e, io, now < 0 ? 0 : now);
-	rs_epi_timer_by(i, r, dl);
+	rs_epi_timer_by(i, r, rs_io_wait_deadline(e, io, now < 0 ? 0 : now));
+	/* The timer is due no later than the deadline of each direction it
+	   was kept or moved for (a deadline only moves later). */
+	if (r->key_settings != e->settings)
+		r->key_io = 0;
+	r->key_io |= io;
+	r->key_settings = e->settings;
 }
 
 /*
