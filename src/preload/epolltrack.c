@@ -196,26 +196,12 @@ uint32_t rs_ept_sync(struct rs_ept_instance *i, struct rs_ept_record *r,
 
 /* ---- epoll_ctl ---- */
 
-/*
- * Returns whether e is a connected socket the waits have nothing to do
- * for: no read or write timeout, no process deadline.  Its registrations
- * need no record (the default policy's steady state).
- */
-static bool idle_socket(const struct rs_fd *e)
-{
-	const struct rs_settings *s = e->settings;
-
-	return rs_fd_state(e) == RS_FD_CONNECTED &&
-	    s->read_timeout_ms == RS_OFF && s->write_timeout_ms == RS_OFF &&
-	    !s->http.enabled && rs_io_process_deadline() == RS_NEVER;
-}
-
 /* A record whose socket needs nothing from the waits any more. */
 static bool useless(const struct rs_ept_record *r)
 {
 	struct rs_fd *e = rs_fd_get(r->fd);
 
-	return e && idle_socket(e) && r->kmode == RS_EPT_PROGRAM &&
+	return e && rs_ept_idle_socket(e) && r->kmode == RS_EPT_PROGRAM &&
 	    !r->pending && !rs_heap_queued(&r->timer);
 }
 
@@ -236,27 +222,12 @@ static bool worth_recording(int fd, struct rs_fd **ep)
 	if (rt && !rt->active)
 		return false;
 	if ((*ep = rs_fd_get(fd)))
-		return !idle_socket(*ep);
+		return !rs_ept_idle_socket(*ep);
 	save = errno;
 	yes = getpeername(fd, (struct sockaddr *)&ss, &len) < 0 &&
 	    errno == ENOTCONN;
 	errno = save;
 	return yes;
-}
-
-bool rs_ept_ctl_plain(int epfd, int op, int fd)
-{
-	struct rs_ept_instance *i = rs_epi_total() ? rs_epi_find(epfd) : NULL;
-	struct rs_fd *e;
-
-	/* Records of the instance may need updating (or, for an ADD,
-	   dropping: they would be stale). */
-	if (i && __atomic_load_n(&i->nrecords, __ATOMIC_ACQUIRE))
-		return false;
-	if (op != EPOLL_CTL_ADD)
-		return true;
-	/* An unmanaged fd may be a socket whose connect is yet to come. */
-	return (e = rs_fd_get(fd)) && idle_socket(e);
 }
 
 /*
@@ -354,7 +325,7 @@ static bool express(struct rs_ept_instance *i, int op, int fd,
 	if (!g || g->pending || g->restore || g->disarmed || g->reported ||
 	    (rt && !rt->active) || !(e = rs_fd_get(fd)) ||
 	    rs_fd_state(e) != RS_FD_CONNECTED || rs_hwait_wanted(e) ||
-	    idle_socket(e))
+	    rs_ept_idle_socket(e))
 		return false;
 	if (op == EPOLL_CTL_DEL) {
 		if (!g->live || g->kmode != RS_EPT_PROGRAM)
