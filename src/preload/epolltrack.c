@@ -117,6 +117,8 @@ static void sync_timer(struct rs_ept_instance *i, struct rs_ept_record *r,
 	/* An unread clock counts as 0: a timeout already reported is then
 	   due at once, as it should be. */
 	rs_epi_timer_by(i, r, rs_io_wait_deadline(e, io, now < 0 ? 0 : now));
+	if (!rs_heap_queued(&r->timer))
+		return;
 	/* The timer is due no later than the deadline of each direction it
 	   was kept or moved for (a deadline only moves later). */
 	if (r->key_settings != e->settings)

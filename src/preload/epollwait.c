@@ -74,6 +74,10 @@ static uint32_t timer_due(struct rs_ept_instance *i, struct rs_ept_record *r,
 		return 0;
 	}
 	if (!e || rs_fd_state(e) != RS_FD_CONNECTED) {
+		/* Only a connected socket is timed; the timer may have been
+		   kept across a DEL and ADD (rs_epi_idle()) while the socket
+		   reconnected, and the sync need not move it. */
+		rs_epi_timer(i, r, RS_NEVER);
 		rs_ept_sync(i, r, 0, false, now, &next);
 		return 0;
 	}

@@ -166,6 +166,36 @@ static void test_pending_timeout_due_at_once_after_readd(void **state)
 }
 
 /*
+ * A timer kept across DEL and ADD while the socket's connect failed (it
+ * reconnected meanwhile) is dropped when it falls due: the failure is
+ * reported once, the wait neither spins on the timer nor reports more.
+ */
+static void test_kept_timer_of_failed_socket_dropped(void **state)
+{
+	static const struct fk_step steps[] = {
+		EWAIT_QUIET(0),
+		FK_STOP,
+	};
+	struct epoll_event ev[2];
+
+	(void)state;
+	fk_script(steps);
+	struct rs_fd *e = fk_connected(FD,
+	    fk_policy(FK_POLICY("3", "500ms", "off")), true);
+
+	assert_int_equal(ctl(EPOLL_CTL_ADD, EPOLLIN), 0);
+	assert_int_equal(ctl(EPOLL_CTL_DEL, 0), 0);
+	e->final_error = ECONNREFUSED;
+	rs_fd_set_state(e, RS_FD_FAILED);
+	assert_int_equal(ctl(EPOLL_CTL_ADD, EPOLLIN), 0);
+	fk_advance(600);
+	assert_int_equal(rs_wait_epoll_wait(EP, ev, 2, 0), 1);
+	assert_int_equal(ev[0].events, EPOLLERR | EPOLLHUP);
+	assert_int_equal(ev[0].data.u64, DATA);
+	fk_done();
+}
+
+/*
  * Which epoll_ctl calls are the plain system call: a connected socket
  * with nothing to time in an instance without records; not a socket that
  * may still connect, nor anything once the instance has records.
@@ -236,6 +266,7 @@ int main(void)
 		cmocka_unit_test(test_readd_times_out_from_last_activity),
 		cmocka_unit_test(test_mod_to_shorter_timeout_brings_timer_forward),
 		cmocka_unit_test(test_pending_timeout_due_at_once_after_readd),
+		cmocka_unit_test(test_kept_timer_of_failed_socket_dropped),
 		cmocka_unit_test(test_plain_epoll_ctl),
 		cmocka_unit_test(test_instance_lock_excludes),
 	};
