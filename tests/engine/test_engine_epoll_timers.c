@@ -42,6 +42,17 @@ static int ctl(int op, uint32_t events)
 	return rs_wait_epoll_ctl(EP, op, FD, op == EPOLL_CTL_DEL ? NULL : &ev);
 }
 
+/* The next wait (no timeout) reports one timeout as events, at time at. */
+static void assert_timeout_at(uint32_t events, int64_t at)
+{
+	struct epoll_event ev[2];
+
+	assert_int_equal(rs_wait_epoll_wait(EP, ev, 2, -1), 1);
+	assert_int_equal(ev[0].events, events);
+	assert_int_equal(ev[0].data.u64, DATA);
+	assert_int_equal(fk_now(), at);
+}
+
 /*
  * A registration removed (EPOLL_CTL_DEL) keeps its timer until a wait
  * finds it due: that wait reports nothing for it, sleeps on for the time
@@ -84,7 +95,6 @@ static void test_readd_times_out_from_last_activity(void **state)
 		EWAIT_QUIET(0),
 		FK_STOP,
 	};
-	struct epoll_event ev[2];
 
 	(void)state;
 	fk_script(steps);
@@ -99,10 +109,7 @@ static void test_readd_times_out_from_last_activity(void **state)
 	assert_int_equal(fk_epoll_reg(EP, FD)->data, DATA);
 	/* The timer of the first ADD (501) falls due first; the deadline
 	   is 701. */
-	assert_int_equal(rs_wait_epoll_wait(EP, ev, 2, -1), 1);
-	assert_int_equal(ev[0].events, EPOLLIN);
-	assert_int_equal(ev[0].data.u64, DATA);
-	assert_int_equal(fk_now(), 701);
+	assert_timeout_at(EPOLLIN, 701);
 	fk_done();
 }
 
@@ -119,7 +126,6 @@ static void test_mod_to_shorter_timeout_brings_timer_forward(void **state)
 		EWAIT_QUIET(0),
 		FK_STOP,
 	};
-	struct epoll_event ev[2];
 
 	(void)state;
 	fk_script(steps);
@@ -127,10 +133,7 @@ static void test_mod_to_shorter_timeout_brings_timer_forward(void **state)
 	assert_int_equal(ctl(EPOLL_CTL_ADD, EPOLLIN), 0);
 	assert_int_equal(ctl(EPOLL_CTL_MOD, EPOLLIN | EPOLLOUT), 0);
 	assert_int_equal(fk_epoll_reg(EP, FD)->events, EPOLLIN | EPOLLOUT);
-	assert_int_equal(rs_wait_epoll_wait(EP, ev, 2, -1), 1);
-	assert_int_equal(ev[0].events, EPOLLOUT);
-	assert_int_equal(ev[0].data.u64, DATA);
-	assert_int_equal(fk_now(), 101);
+	assert_timeout_at(EPOLLOUT, 101);
 	fk_done();
 }
 
@@ -149,19 +152,14 @@ static void test_pending_timeout_due_at_once_after_readd(void **state)
 		EWAIT_QUIET(0),
 		FK_STOP,
 	};
-	struct epoll_event ev[2];
-
 	(void)state;
 	fk_script(steps);
 	fk_connected(FD, fk_policy(FK_POLICY("3", "500ms", "off")), true);
 	assert_int_equal(ctl(EPOLL_CTL_ADD, EPOLLIN | EPOLLET), 0);
-	assert_int_equal(rs_wait_epoll_wait(EP, ev, 2, -1), 1);
-	assert_int_equal(ev[0].events, EPOLLIN);
+	assert_timeout_at(EPOLLIN, 501);
 	assert_int_equal(ctl(EPOLL_CTL_DEL, 0), 0);
 	assert_int_equal(ctl(EPOLL_CTL_ADD, EPOLLIN), 0);
-	assert_int_equal(rs_wait_epoll_wait(EP, ev, 2, -1), 1);
-	assert_int_equal(ev[0].events, EPOLLIN);
-	assert_int_equal(fk_now(), 501);
+	assert_timeout_at(EPOLLIN, 501);
 	fk_done();
 }
 
