@@ -80,22 +80,28 @@ static bool involved(const struct rs_fd *e, short events, int64_t now)
 	}
 }
 
-/* Counts the involved entries; fills items when it is not NULL. */
-static size_t scan(const struct pollfd *fds, nfds_t n, struct watched *items)
+/*
+ * Counts the involved entries, filling items with the first cap of them.
+ * The clock is read only when a managed descriptor is met: *now gets the
+ * time and *read says whether it was read.
+ */
+static size_t scan(const struct pollfd *fds, nfds_t n, struct watched *items,
+    size_t cap, int64_t *now, bool *read)
 {
 	size_t count = 0;
-	int64_t now = 0;
 
 	for (nfds_t i = 0; i < n; i++) {
 		struct rs_fd *e = rs_fd_get(fds[i].fd);
 
 		if (!e)
 			continue;
-		if (!now)
-			now = rs_clock_now_ms();
-		if (!involved(e, fds[i].events, now))
+		if (!*read) {
+			*now = rs_clock_now_ms();
+			*read = true;
+		}
+		if (!involved(e, fds[i].events, *now))
 			continue;
-		if (items)
+		if (count < cap)
 			items[count] = (struct watched){ .idx = i, .e = e,
 				.fd = fds[i].fd, .events = fds[i].events };
 		count++;
@@ -240,14 +246,26 @@ static int count_ready(const struct pollfd *fds, nfds_t n)
 	return count;
 }
 
+/* Whether translating the kernel's answer needs the time. */
+static bool needs_time(const struct pwait *w)
+{
+	for (size_t i = 0; i < w->count; i++)
+		if (w->items[i].connecting || w->items[i].expire)
+			return true;
+	return false;
+}
+
 /*
  * The managed wait: waits until something the program asked for happens
  * or its time is up, re-waiting after events that were only internal.
+ * now is the time (just read).  After the kernel's wait the clock is read
+ * only when it matters: a connect to step, a timeout to report, or
+ * nothing to return.
  */
-static int poll_loop(struct pwait *w)
+static int poll_loop(struct pwait *w, int64_t now)
 {
 	for (;;) {
-		int64_t now = rs_clock_now_ms(), next = w->end_ms;
+		int64_t next = w->end_ms;
 		bool zero = false;
 
 		for (size_t i = 0; i < w->count; i++)
@@ -260,36 +278,57 @@ static int poll_loop(struct pwait *w)
 		restore(w);
 		if (r < 0)
 			return -err;
-		now = rs_clock_now_ms();
+		bool timed = r == 0 || needs_time(w);
+
+		if (timed)
+			now = rs_clock_now_ms();
 		for (size_t i = 0; i < w->count; i++)
 			translate_item(&w->items[i], &w->fds[w->items[i].idx],
 			    now);
-		r = count_ready(w->fds, w->n);
-		if (r > 0 || now >= w->end_ms)
+		if ((r = count_ready(w->fds, w->n)) > 0)
+			return r;
+		if (!timed)
+			now = rs_clock_now_ms();
+		if (now >= w->end_ms)
 			return r;
 	}
 }
 
-/* Runs a wait on fds, the fast way when no descriptor is involved. */
-static int poll_common(struct pollfd *fds, nfds_t n, int64_t end_ms,
-    const sigset_t *mask)
+/*
+ * Runs the managed wait on fds, whose count involved entries scan() put
+ * in stack (as many as fit; the rest are found again here).
+ */
+static int poll_run(struct pollfd *fds, nfds_t n, struct watched *stack,
+    size_t count, int64_t end_ms, int64_t now, const sigset_t *mask)
 {
-	struct watched stack[STACK_ITEMS];
 	struct pwait w = { .fds = fds, .n = n, .end_ms = end_ms,
-		.mask = mask, .items = stack };
+		.mask = mask, .items = stack, .count = count };
+	bool read = true;
 
-	w.count = scan(fds, n, NULL);
-	if (w.count > STACK_ITEMS) {
-		w.items = malloc(w.count * sizeof(*w.items));
+	if (count > STACK_ITEMS) {
+		w.items = malloc(count * sizeof(*w.items));
 		if (!w.items)
 			return -ENOMEM;
+		w.count = scan(fds, n, w.items, count, &now, &read);
 	}
-	scan(fds, n, w.items);
-	int r = poll_loop(&w);
+	int r = poll_loop(&w, now);
 
 	if (w.items != stack)
 		free(w.items);
 	return r;
+}
+
+/* Runs a wait on fds (select's), managed when a descriptor is involved. */
+static int poll_common(struct pollfd *fds, nfds_t n, int64_t end_ms,
+    const sigset_t *mask)
+{
+	struct watched stack[STACK_ITEMS];
+	int64_t now = 0;
+	bool read = false;
+	size_t count = scan(fds, n, stack, STACK_ITEMS, &now, &read);
+
+	return poll_run(fds, n, stack, count, end_ms, read ? now :
+	    rs_clock_now_ms(), mask);
 }
 
 /* Converts a relative timespec to an absolute end time, rounding up. */
@@ -306,28 +345,34 @@ static int64_t end_of(const struct timespec *tmo, int64_t now)
 
 int rs_wait_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 {
-	if (!scan(fds, n, NULL)) {
+	struct watched stack[STACK_ITEMS];
+	int64_t now = 0;
+	bool read = false;
+	size_t count = scan(fds, n, stack, STACK_ITEMS, &now, &read);
+
+	if (!count) {
 		int r = rs_real_poll(fds, n, timeout_ms);
 
 		return r < 0 ? -errno : r;
 	}
-	int64_t now = rs_clock_now_ms();
-
-	return poll_common(fds, n, timeout_ms < 0 ? RS_NEVER :
-	    now + timeout_ms, NULL);
+	return poll_run(fds, n, stack, count, timeout_ms < 0 ? RS_NEVER :
+	    now + timeout_ms, now, NULL);
 }
 
 int rs_wait_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
     const sigset_t *mask)
 {
-	int64_t end;
+	struct watched stack[STACK_ITEMS];
+	int64_t now = 0, end;
+	bool read = false;
+	size_t count = scan(fds, n, stack, STACK_ITEMS, &now, &read);
 
-	if (!scan(fds, n, NULL) || (end = end_of(tmo, rs_clock_now_ms())) < 0) {
+	if (!count || (end = end_of(tmo, now)) < 0) {
 		int r = rs_real_ppoll(fds, n, tmo, mask);
 
 		return r < 0 ? -errno : r;
 	}
-	return poll_common(fds, n, end, mask);
+	return poll_run(fds, n, stack, count, end, now, mask);
 }
 
 /* ---- select and pselect, translated to poll ---- */
