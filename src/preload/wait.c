@@ -1,6 +1,6 @@
 /*
  * wait.c - the program's waits: poll, ppoll, select, pselect (epoll is in
- * epolltrack.c and epollwait.c).
+ * waitepoll.c, over epolltrack.c and epollwait.c).
  *
  * A wait that involves a managed socket whose connect is pending, failed
  * or whose read/write timeout may expire runs as a loop of real ppoll
@@ -21,8 +21,6 @@
 
 #include "clock.h"
 #include "connect_step.h"
-#include "epolltrack.h"
-#include "epollwait.h"
 #include "fdtable.h"
 #include "httpwait.h"
 #include "io_timeout.h"
@@ -331,8 +329,7 @@ static int poll_common(struct pollfd *fds, nfds_t n, int64_t end_ms,
 	    rs_clock_now_ms(), mask);
 }
 
-/* Converts a relative timespec to an absolute end time, rounding up. */
-static int64_t end_of(const struct timespec *tmo, int64_t now)
+int64_t rs_wait_end_ms(const struct timespec *tmo, int64_t now)
 {
 	if (!tmo)
 		return RS_NEVER;
@@ -367,7 +364,7 @@ int rs_wait_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 	bool read = false;
 	size_t count = scan(fds, n, stack, STACK_ITEMS, &now, &read);
 
-	if (!count || (end = end_of(tmo, now)) < 0) {
+	if (!count || (end = rs_wait_end_ms(tmo, now)) < 0) {
 		int r = rs_real_ppoll(fds, n, tmo, mask);
 
 		return r < 0 ? -errno : r;
@@ -540,91 +537,10 @@ int rs_wait_pselect(int n, fd_set *r, fd_set *w, fd_set *x,
 	size_t count = n > 0 ? sel_scan(n, r, w, x, NULL, &any) : 0;
 	int64_t end;
 
-	if (!any || (end = end_of(tmo, rs_clock_now_ms())) < 0) {
+	if (!any || (end = rs_wait_end_ms(tmo, rs_clock_now_ms())) < 0) {
 		int ret = rs_real_pselect(n, r, w, x, tmo, mask);
 
 		return ret < 0 ? -errno : ret;
 	}
 	return sel_managed(n, r, w, x, end, mask, count);
-}
-
-/* ---- epoll: see epolltrack.c (records) and epollwait.c (waits) ---- */
-
-int rs_wait_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
-{
-	return rs_ept_ctl(epfd, op, fd, ev);
-}
-
-int rs_wait_epoll_wait(int epfd, struct epoll_event *ev, int max,
-    int timeout_ms)
-{
-	return rs_wait_epoll_pwait(epfd, ev, max, timeout_ms, NULL);
-}
-
-/*
- * After a plain epoll wait: events of a connect that another thread began
- * meanwhile are translated or dropped; when nothing is left for the
- * program, the managed wait takes over for the rest of its time (end_ms
- * is 0 when nothing was recorded before the wait: that race returns 0).
- */
-static int epoll_after(int epfd, struct epoll_event *ev, int max, int r,
-    int64_t end_ms, const sigset_t *mask)
-{
-	int64_t now;
-
-	if (r <= 0)
-		return r < 0 ? -errno : r;
-	r = rs_ept_fixup(epfd, ev, r);
-	if (r > 0 || (now = rs_clock_now_ms()) >= end_ms)
-		return r;
-	return rs_ept_wait(epfd, ev, max, end_ms, now, mask);
-}
-
-int rs_wait_epoll_pwait(int epfd, struct epoll_event *ev, int max,
-    int timeout_ms, const sigset_t *mask)
-{
-	/* The clock is only read when some socket's registration is known. */
-	bool known = rs_ept_tracking();
-	int64_t now = known ? rs_clock_now_ms() : 0;
-	int64_t end = timeout_ms < 0 ? RS_NEVER : known ? now + timeout_ms : 0;
-
-	if (!rs_ept_busy(epfd))
-		return epoll_after(epfd, ev, max, rs_real_epoll_pwait(epfd, ev,
-		    max, timeout_ms, mask), end, mask);
-	return rs_ept_wait(epfd, ev, max, end, known ? now :
-	    rs_clock_now_ms(), mask);
-}
-
-int rs_wait_epoll_pwait2(int epfd, struct epoll_event *ev, int max,
-    const struct timespec *tmo, const sigset_t *mask)
-{
-	bool known = rs_ept_tracking();
-	int64_t now = known ? rs_clock_now_ms() : 0;
-	int64_t end = known ? end_of(tmo, now) : 0;
-
-	if (end < 0 || !rs_ept_busy(epfd))
-		return epoll_after(epfd, ev, max, rs_real_epoll_pwait2(epfd, ev,
-		    max, tmo, mask), end < 0 ? 0 : end, mask);
-	return rs_ept_wait(epfd, ev, max, end, known ? now :
-	    rs_clock_now_ms(), mask);
-}
-
-void rs_wait_fd_connect(int fd)
-{
-	rs_ept_fd_changed(fd);
-}
-
-void rs_wait_fd_closed(int fd)
-{
-	rs_ept_fd_closed(fd);
-}
-
-void rs_wait_fd_range_closed(unsigned first, unsigned last)
-{
-	rs_ept_fd_range_closed(first, last);
-}
-
-void rs_wait_fd_reused(int fd)
-{
-	rs_ept_fd_reused(fd);
 }
