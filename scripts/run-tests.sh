@@ -54,76 +54,161 @@ if [ -z "${RS_PRIVATE_SHM:-}" ] && [ "$(id -u)" = 0 ] &&
 fi
 what=${1:-all}
 limit=${RS_TEST_TIMEOUT:-300}
-pass=0 fail=0 skip=0
-failed=""
-
+# RS_JOBS: how many tests run at once (1: one after another, in order).
+# Every test has a network namespace of its own (scripts/netns.sh) and, as
+# root, a /dev/shm of its own (below), so tests cannot see each other's
+# ports or retry budgets.  Most of the suite's time is spent waiting on
+# purpose (timeouts, backoff, Retry-After), which is what running several
+# at once wins back.  The tests named in RS_SERIAL still run alone, after
+# the others, because what they time is CPU-bound or because they start
+# whole database servers.
+jobs=${RS_JOBS:-1}
+case $jobs in '' | *[!0-9]* | 0) echo "run-tests.sh: RS_JOBS must be a positive number" >&2; exit 2 ;; esac
+# shellcheck disable=SC2086 # split into names on purpose
+serial=$(echo ${RS_SERIAL-})
 # RS_ONLY: names of the tests to run, separated by blanks; empty: all.
 # shellcheck disable=SC2086 # split into names on purpose
 only=$(echo ${RS_ONLY:-})
+res=$(mktemp -d /tmp/rs-tests-XXXXXX) || exit 2
+trap 'rm -rf "$res"' EXIT
+trap 'exit 130' INT TERM
+seq=0
+phase=all
 
-run_one() {
-	name=$1
-	shift
-	if [ -n "$only" ]; then
-		case " $only " in
-		*" ${name##*/} "*) ;;
-		*) return ;;
-		esac
+# A /dev/shm of each test's own when root made the run's private one
+# above: one test's budgets and counters are not another's.
+shm_each=0
+[ "${RS_PRIVATE_SHM:-}" = 1 ] && [ "$(id -u)" = 0 ] && shm_each=1
+private_shm() {
+	if [ $shm_each = 1 ]; then
+		unshare -m sh -c 'mount -t tmpfs -o mode=1777,size=256m tmpfs \
+			/dev/shm && exec "$@"' rs-shm "$@"
+	else
+		"$@"
 	fi
-	out=$(mktemp)
+}
+
+# run_case ID TIER NAME COMMAND...: runs one test under the time limit and
+# leaves its outcome in $res/ID.st ("pass|fail|skip TIER SECONDS") and its
+# lines in $res/ID.txt, printed at once (under a lock: jobs end together).
+run_case() {
+	id=$1 tier=$2 name=$3
+	shift 3
+	out=$res/$id.out
 	start=$(date +%s)
-	timeout -k 5 "$limit" "$@" >"$out" 2>&1
+	private_shm timeout -k 5 "$limit" "$@" >"$out" 2>&1 3>&-
 	rc=$?
 	secs=$(( $(date +%s) - start ))
-	if [ $rc -eq 0 ]; then
-		if grep -q '^SKIPPED' "$out"; then
-			skip=$((skip + 1))
-			echo "skip  $name (${secs}s): $(grep -m1 '^SKIPPED' "$out")"
-		else
-			pass=$((pass + 1))
-			echo "ok    $name (${secs}s)"
-		fi
+	if [ $rc -eq 0 ] && grep -q '^SKIPPED' "$out"; then
+		st=skip
+		echo "skip  $name (${secs}s): $(grep -m1 '^SKIPPED' "$out")"
+	elif [ $rc -eq 0 ]; then
+		st=pass
+		echo "ok    $name (${secs}s)"
 		[ -n "${RS_VERBOSE:-}" ] && cat "$out"
 	else
-		fail=$((fail + 1))
-		failed="$failed $name"
+		st=fail
 		[ $rc -eq 124 ] && echo "TIMEOUT after ${limit}s"
 		echo "FAIL  $name (${secs}s, exit $rc)"
 		sed 's/^/    | /' "$out"
-	fi
+	fi >"$res/$id.txt"
+	echo "$st $tier $secs $name" >"$res/$id.st"
+	flock "$res/lock" cat "$res/$id.txt"
 	rm -f "$out"
 }
 
-if [ "$what" = unit ] || [ "$what" = all ]; then
+# run_one TIER NAME COMMAND...: runs the test now, or hands it to the job
+# pool; RS_ONLY and the phase (RS_SERIAL) decide whether it runs here.
+run_one() {
+	tier=$1 name=$2
+	base=${name#*/}
+	base=${base%% *}
+	if [ -n "$only" ]; then
+		case " $only " in *" $base "*) ;; *) return ;; esac
+	fi
+	case " $serial " in *" $base "*) s=serial ;; *) s=pool ;; esac
+	[ "$phase" = all ] || [ "$phase" = "$s" ] || return
+	seq=$((seq + 1))
+	id=$(printf '%04d' $seq)
+	if [ "$phase" = pool ]; then
+		read -r _ <&3
+		{ run_case "$id" "$@"; echo >&3; } &
+	else
+		run_case "$id" "$@"
+	fi
+}
+
+run_unit() {
 	for t in "$B"/tests/test_*; do
 		[ -x "$t" ] || continue
 		case $t in *.d) continue ;; esac
 		if [ -n "${RS_VALGRIND:-}" ]; then
-			run_one "unit/$(basename "$t") (valgrind)" valgrind -q \
+			run_one unit "unit/$(basename "$t") (valgrind)" valgrind -q \
 				--error-exitcode=1 --leak-check=full \
 				--errors-for-leak-kinds=definite "$t"
 		else
-			run_one "unit/$(basename "$t")" "$t"
+			run_one unit "unit/$(basename "$t")" "$t"
 		fi
 	done
-fi
-if [ "$what" = integration ] || [ "$what" = all ]; then
+}
+run_integration() {
 	for t in "$B"/itests/test_*; do
 		[ -x "$t" ] || continue
 		case $t in *.d) continue ;; esac
-		run_one "integration/$(basename "$t")" scripts/netns.sh "$t"
+		run_one integration "integration/$(basename "$t")" scripts/netns.sh "$t"
 	done
-fi
-if [ "$what" = programs ] || [ "$what" = all ]; then
+}
+run_programs() {
 	for t in tests/programs/test_*.sh; do
 		[ -f "$t" ] || continue
-		run_one "programs/$(basename "$t" .sh)" scripts/netns.sh sh "$t"
+		run_one programs "programs/$(basename "$t" .sh)" scripts/netns.sh sh "$t"
 	done
+}
+# The tiers asked for, in order.  With a pool the real programs go first:
+# they hold the longest tests, and the short unit tests fill the end.
+tiers() {
+	case $what in
+	all) if [ "$jobs" -gt 1 ]; then echo programs integration unit
+		else echo unit integration programs; fi ;;
+	unit | integration | programs) echo "$what" ;;
+	*) echo "run-tests.sh: unknown tier '$what'" >&2; return 2 ;;
+	esac
+}
+order=$(tiers) || exit 2
+wall0=$(date +%s)
+if [ "$jobs" -gt 1 ]; then
+	# A fifo holding one token per job is the pool's semaphore.
+	mkfifo "$res/tokens" && exec 3<>"$res/tokens" || exit 2
+	i=0
+	while [ $i -lt "$jobs" ]; do echo >&3; i=$((i + 1)); done
+	phase=pool
+	for tier in $order; do "run_$tier"; done
+	wait
+	exec 3>&-
+	phase=serial
+	for tier in $order; do "run_$tier"; done
+else
+	for tier in $order; do "run_$tier"; done
 fi
+wall=$(( $(date +%s) - wall0 ))
 
 # Shared retry budgets made for the tests' temporary policies outlive the
 # tests (until reboot); those whose policy file is gone are removed.
 [ -x "$RS_CLI" ] && "$RS_CLI" stats --prune >/dev/null 2>&1
-[ -n "$failed" ] && echo "failed:$failed"
-echo "$pass passed, $fail failed, $skip skipped"
-[ $fail -eq 0 ]
+# The tally, the time each tier's tests took (summed; with a pool they
+# overlap, so the wall-clock time is printed too) and the slowest tests.
+cat "$res"/*.st 2>/dev/null >"$res/all" || true
+awk -v wall="$wall" -v jobs="$jobs" '
+	{ n[$1]++; t[$2] += $3; c[$2]++ }
+	$1 == "fail" { sub(/^[^ ]+ [^ ]+ [^ ]+ /, ""); failed = failed " " $0 }
+	END {
+		line = ""
+		split("unit integration programs", tiers)
+		for (i = 1; i <= 3; i++)
+			if ((k = tiers[i]) in t)
+				line = line sprintf("%s %d tests %ds, ", k, c[k], t[k])
+		if (line != "") printf "time: %swall %ds (RS_JOBS=%d)\n", line, wall, jobs
+		if (failed != "") print "failed:" failed
+		printf "%d passed, %d failed, %d skipped\n", n["pass"], n["fail"], n["skip"]
+		exit (n["fail"] > 0)
+	}' "$res/all"
