@@ -81,6 +81,7 @@ trap 'rm -rf "$res"' EXIT
 trap 'exit 130' INT TERM
 seq=0
 phase=all
+tab=$(printf '\t')
 
 # A /dev/shm of each test's own when root made the run's private one
 # above: one test's budgets and counters are not another's.
@@ -138,11 +139,31 @@ run_one() {
 	seq=$((seq + 1))
 	id=$(printf '%04d' $seq)
 	if [ "$phase" = pool ]; then
-		read -r _ <&3
-		{ run_case "$id" "$@"; echo >&3; } &
+		shift 2
+		printf '%s\t%s\t%s\t%s\n' "$id" "$tier" "$name" "$*" >>"$res/queue"
 	else
 		run_case "$id" "$@"
 	fi
+}
+
+# The pool: the queued tests longest first, by the times of an earlier run
+# ($B/test-times, else build/test-times; tests it does not know go first,
+# in tier order), each started when one of the jobs' tokens is free.
+times_file=$B/test-times
+pool_run() {
+	[ -f "$res/queue" ] || return 0
+	known=$times_file
+	[ -f "$known" ] || known=build/test-times
+	[ -f "$known" ] || known=/dev/null
+	awk -F'\t' -v k="$known" 'FILENAME == k { t[$2] = $1; next }
+		{ print (($3 in t) ? t[$3] : 1000000 - FNR) "\t" $0 }' \
+	    "$known" "$res/queue" | sort -t "$tab" -k1,1nr >"$res/sorted"
+	while IFS=$tab read -r _ id tier name cmd <&4; do
+		read -r _ <&3
+		# shellcheck disable=SC2086 # the command's words, split again
+		{ run_case "$id" "$tier" "$name" $cmd; echo >&3; } 4<&- &
+	done 4<"$res/sorted"
+	wait
 }
 
 run_unit() {
@@ -190,7 +211,7 @@ if [ "$jobs" -gt 1 ]; then
 	while [ $i -lt "$jobs" ]; do echo >&3; i=$((i + 1)); done
 	phase=pool
 	for tier in $order; do "run_$tier"; done
-	wait
+	pool_run
 	exec 3>&-
 	phase=serial
 	for tier in $order; do "run_$tier"; done
@@ -205,6 +226,15 @@ wall=$(( $(date +%s) - wall0 ))
 # The tally, the time each tier's tests took (summed; with a pool they
 # overlap, so the wall-clock time is printed too) and the slowest tests.
 cat "$res"/*.st 2>/dev/null >"$res/all" || true
+# This run's times replace those of the same tests in $B/test-times.
+if [ -s "$res/all" ] && [ -d "$B" ]; then
+	[ -f "$times_file" ] || : >"$times_file"
+	awk -v OFS='\t' 'NR == FNR { sub(/^[^ ]+ [^ ]+ /, ""); s = $1;
+		sub(/^[^ ]+ /, ""); t[$0] = s; next }
+		!($2 in t) { print } END { for (n in t) print t[n], n }' \
+	    "$res/all" FS='\t' "$times_file" >"$res/times" &&
+	    cp "$res/times" "$times_file"
+fi
 awk -v wall="$wall" -v jobs="$jobs" '
 	{ n[$1]++; t[$2] += $3; c[$2]++ }
 	$1 == "fail" { sub(/^[^ ]+ [^ ]+ [^ ]+ /, ""); failed = failed " " $0 }
