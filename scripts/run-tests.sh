@@ -1,5 +1,5 @@
 #!/bin/sh
-# run-tests.sh - runs the test suites and prints one closing line
+# run-tests.sh - runs the test suites and ends with the line
 # "N passed, N failed, N skipped".
 #
 #   scripts/run-tests.sh [unit|integration|programs|all]
@@ -13,7 +13,10 @@
 #                                       node) under the library
 # Each test runs under a time limit so that a hang fails instead of blocking.
 # B (build dir) and RS_VALGRIND / RS_ASAN / RS_TSAN adjust how tests run;
-# RS_ONLY="test_a test_b" runs only the tests of those names.
+# RS_ONLY="test_a test_b" runs only the tests of those names; RS_JOBS=N runs
+# N at once (below), RS_SERIAL="test_c" keeps those out of the pool.  The
+# closing lines give each tier's summed test time and the wall-clock time;
+# each test's time is kept in $B/test-times for the next run's order.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 B=${B:-build}
