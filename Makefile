@@ -55,7 +55,7 @@ UNIT_BIN  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 # against scripted fakes: every preload object except the boundary
 # (interpose.o, interpose_exec.o), the real-call table (real.o) and start-up (init.o,
 # runtime.o), which tests/engine/fake_*.c stand in for.  The linker's --wrap redirects the
-# engines' clock, getpeername and counters to the fakes as well, so no
+# engines' clock, getpeername, sleeps and counters to the fakes as well, so no
 # production source changes for the tests.  They land in $(B)/tests/ and
 # so run with the unit tests.
 ENGINE_SRC  := $(sort $(wildcard tests/engine/test_*.c))
@@ -66,7 +66,7 @@ FAKED_OBJ   := $(addprefix $(B)/obj/preload/,interpose.o interpose_exec.o real.o
 	runtime.o)
 ENGINE_OBJ  := $(filter-out $(FAKED_OBJ),$(OBJ_PRELOAD)) $(OBJ_CORE)
 ENGINE_WRAP := -Wl,--wrap=rs_clock_now_ms -Wl,--wrap=getpeername \
-	-Wl,--wrap=rs_stats_add
+	-Wl,--wrap=rs_stats_add -Wl,--wrap=clock_nanosleep
 ITEST_SRC := $(sort $(wildcard tests/integration/*.c))
 ITEST_BIN := $(patsubst tests/integration/%.c,$(B)/itests/%,$(ITEST_SRC))
 

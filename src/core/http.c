@@ -207,6 +207,8 @@ static int on_headers_complete(llhttp_t *p)
 	}
 	if (rc != 0)
 		return rc;
+	h->ended_at_head[dir_of(p)] = dir_of(p) == RS_HTTP_REQ ? h->req.done :
+	    h->res.done;
 	h->event = RS_HTTP_EV_HEAD;
 	return HPE_PAUSED;
 }
@@ -216,8 +218,16 @@ static int on_message_complete(llhttp_t *p)
 	struct rs_http *h = tracker(p);
 	bool *done = dir_of(p) == RS_HTTP_REQ ? &h->req.done : &h->res.done;
 
-	if (*done)
-		return 0;	/* a body-less message, reported with its head */
+	/*
+	 * A body-less message was reported with its head.  llhttp calls
+	 * this only when it next runs, maybe after the other direction
+	 * began a new exchange (and reset `done`): the flag, not `done`,
+	 * says whether this completion is one already reported.
+	 */
+	if (h->ended_at_head[dir_of(p)] || *done) {
+		h->ended_at_head[dir_of(p)] = false;
+		return 0;
+	}
 	*done = true;
 	if (dir_of(p) == RS_HTTP_REQ)
 		h->requests++;
@@ -413,6 +423,7 @@ int rs_http_rewind(struct rs_http *h)
 	h->pass_res = false;
 	h->why = RS_HTTP_WHY_NONE;
 	llhttp_reset(&h->parser[RS_HTTP_RES]);
+	h->ended_at_head[RS_HTTP_RES] = false;
 	h->parser[RS_HTTP_RES].data = h;
 	memset(&h->res, 0, sizeof(h->res));
 	h->field_len = 0;

@@ -114,6 +114,9 @@ struct rs_http {
 	struct rs_http_response res;
 	bool pass;		/* gave up: pass-through for good */
 	bool pass_res;		/* ... because of a response's bytes */
+	/* Per direction: a body-less message ended with its head, and
+	   llhttp's completion callback for it is still to come. */
+	bool ended_at_head[2];
 	enum rs_http_why why;
 	enum rs_http_event event;	/* set by the callbacks of one feed */
 	/* Header capture (both directions share it: one header at a time). */

@@ -206,7 +206,12 @@ static void inbound_head(struct rs_httpconn *c, int fd)
 	log_taken(c, fd, mono - now_m);
 }
 
-/* Acts on one event of direction dir on fd. */
+/*
+ * Acts on one event of direction dir on fd.  A response without a body
+ * (Content-Length: 0, 204, 304, the answer to a HEAD) is complete with
+ * its head, and the tracker reports no end after it: its head ends the
+ * deadline then.
+ */
 static void on_event(struct rs_httpconn *c, int fd, enum rs_http_dir dir,
     enum rs_http_event ev)
 {
@@ -214,7 +219,8 @@ static void on_event(struct rs_httpconn *c, int fd, enum rs_http_dir dir,
 		return;
 	if (dir == RS_HTTP_REQ && ev == RS_HTTP_EV_HEAD)
 		inbound_head(c, fd);
-	else if (dir == RS_HTTP_RES && ev == RS_HTTP_EV_END)
+	else if (dir == RS_HTTP_RES && (ev == RS_HTTP_EV_END ||
+	    (ev == RS_HTTP_EV_HEAD && c->h.res.done)))
 		rs_tdeadline_drop(fd);
 }
 
@@ -241,8 +247,13 @@ size_t rs_httpconn_feed(struct rs_httpconn *c, int fd, enum rs_http_dir dir,
 			on_event(c, fd, dir, *ev);
 		}
 	}
-	if (c->h.pass)
+	if (c->h.pass) {
 		*ev = RS_HTTP_EV_PASS;
+		/* The end of the response can no longer be told: the
+		   request's deadline ends now rather than linger. */
+		if (c->inbound)
+			rs_tdeadline_drop(fd);
+	}
 	return done;
 }
 

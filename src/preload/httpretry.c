@@ -129,30 +129,35 @@ static int wait_fd(int fd, short events, int64_t until)
 	}
 }
 
-/* When a wait for the response ends: read_timeout and the deadline. */
+/*
+ * When a wait for the response (for room to send) ends: read_timeout
+ * (write_timeout) after the socket's last activity, as for any managed
+ * read (SPEC 6), or the deadline if sooner.  Each call reads the activity
+ * afresh, so bytes that came (went) meanwhile move the time on.
+ */
 static int64_t read_until(const struct rs_fd *e)
 {
-	int64_t until = rs_io_process_deadline();
-	uint32_t t = e->settings->read_timeout_ms;
-
-	if (t != RS_OFF)
-		until = rs_clock_min(until, rs_clock_now_ms() + t);
-	return until;
+	return rs_io_deadline(e, false);
 }
 
 static int64_t write_until(const struct rs_fd *e)
 {
-	int64_t until = rs_io_process_deadline();
-	uint32_t t = e->settings->write_timeout_ms;
+	return rs_io_deadline(e, true);
+}
 
-	return t == RS_OFF ? until :
-	    rs_clock_min(until, rs_clock_now_ms() + t);
+/*
+ * A wait of the engine ran out: counted and logged as any read (write)
+ * timeout is, and the program's call fails with ETIMEDOUT.
+ */
+static int timed_out(const struct rs_fd *e, bool out)
+{
+	rs_io_log_timeout(e, out, rs_clock_now_ms());
+	return -ETIMEDOUT;
 }
 
 /* Sends p[0..n) whole, waiting for room as needed. */
 static int send_all(struct rs_fd *e, int fd, const char *p, size_t n)
 {
-	int64_t until = write_until(e);
 	ssize_t k;
 	int r;
 
@@ -161,17 +166,17 @@ static int send_all(struct rs_fd *e, int fd, const char *p, size_t n)
 		if (k > 0) {
 			p += k;
 			n -= (size_t)k;
+			rs_fd_touch(e, rs_clock_now_ms());
 			continue;
 		}
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
 			return k == 0 ? -EPIPE : -errno;
-		r = wait_fd(fd, POLLOUT, until);
+		r = wait_fd(fd, POLLOUT, write_until(e));
 		if (r <= 0)
-			return r == 0 ? -ETIMEDOUT : r;
+			return r == 0 ? timed_out(e, true) : r;
 	}
-	rs_fd_touch(e, rs_clock_now_ms());
 	return 0;
 }
 
@@ -349,7 +354,6 @@ int rs_hconn_reconnect(struct rs_fd *e, int fd, bool block)
 /* DRAIN: consumes the retried response, then WAIT. */
 static int drain(struct rs_fd *e, struct rs_hconn *h, int fd)
 {
-	int64_t until = read_until(e);
 	size_t rest;
 	ssize_t n;
 	int r;
@@ -358,8 +362,10 @@ static int drain(struct rs_fd *e, struct rs_hconn *h, int fd)
 		n = rs_real_recv(fd, h->buf, sizeof(h->buf), MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n > 0)
+			rs_fd_touch(e, rs_clock_now_ms());
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			r = wait_fd(fd, POLLIN, until);
+			r = wait_fd(fd, POLLIN, read_until(e));
 			if (r < 0)
 				return r;
 			if (r > 0)
@@ -404,6 +410,12 @@ static int resend(struct rs_fd *e, struct rs_hconn *h, int fd, int64_t wait)
 	return r;
 }
 
+/* What a wait for the response came to: 0 (look again), or -errno. */
+static int waited(const struct rs_fd *e, int r)
+{
+	return r == 0 ? timed_out(e, false) : r < 0 ? r : 0;
+}
+
 /*
  * AWAIT: looks at the queued response.  Returns 1 when it was judged
  * (SHOW or a retry done), 0 when more bytes are needed and were waited
@@ -435,20 +447,20 @@ static int judge(struct rs_fd *e, struct rs_hconn *h, int fd, bool may_fail,
 	if (n < 0) {
 		if (may_fail && (dontwait || e->nonblocking))
 			return -EAGAIN;
-		r = wait_fd(fd, POLLIN, until);
-		return r == 0 ? -ETIMEDOUT : r < 0 ? r : 0;
+		return waited(e, wait_fd(fd, POLLIN, until));
 	}
 	/* A resent request on a connection the server closed meanwhile. */
 	if (n == 0 && h->reused && rs_hr_lost(&h->m)) {
 		h->reused = false;
 		return resend(e, h, fd, 0) < 0 ? -ECONNRESET : 1;
 	}
+	/* Bytes the last look had not seen: the socket was active. */
+	if ((size_t)n > h->m.judged)
+		rs_fd_touch(e, rs_clock_now_ms());
 	v = rs_hr_judge(&h->m, h->buf, (size_t)n, n == sizeof(h->buf),
 	    n == 0, rs_clock_epoch_ms());
-	if (v == RS_HR_MORE) {
-		r = wait_more(fd, (size_t)n, until);
-		return r == 0 ? -ETIMEDOUT : r < 0 ? r : 0;
-	}
+	if (v == RS_HR_MORE)
+		return waited(e, wait_more(fd, (size_t)n, read_until(e)));
 	if (v == RS_HR_SHOW) {
 		rs_hconn_shown(e, h);
 		return 1;

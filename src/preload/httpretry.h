@@ -45,6 +45,7 @@ struct rs_hconn {
 	const char *out;		/* a resend's bytes not sent yet */
 	size_t out_left;
 	bool connecting;		/* WAIT: a reconnect is under way */
+	bool fresh;			/* WAIT: ... and the resend goes on it */
 	bool lowat_set;			/* SO_RCVLOWAT is ours for now */
 	int lowat_old;			/* the program's SO_RCVLOWAT */
 	char buf[RS_HCONN_PEEK];

@@ -118,6 +118,9 @@ static int await(struct rs_hconn *h, struct rs_fd *e, int fd, int64_t now,
 		h->retry_at_ms = now;
 		return AGAIN;
 	}
+	/* Bytes the last look had not seen: the socket was active. */
+	if ((size_t)n > h->m.judged)
+		rs_fd_touch(e, now);
 	enum rs_hr_verdict v = rs_hr_judge(&h->m, h->buf, (size_t)n,
 	    n == sizeof(h->buf), n == 0, rs_clock_epoch_ms());
 
@@ -199,7 +202,10 @@ static int resend(struct rs_hconn *h, struct rs_fd **ep, int fd, int ready,
 		*next = rs_clock_min(*next, h->retry_at_ms);
 		return RS_HW_TIMER;
 	}
-	h->reused = !h->m.reconnect;
+	/* A connection just made is not reused: a close on it is the
+	   server's answer, not an idle connection timed out. */
+	h->reused = !h->m.reconnect && !h->fresh;
+	h->fresh = false;
 	if (h->m.reconnect) {
 		int r = rs_hconn_reconnect(*ep, fd, false);
 
@@ -209,6 +215,7 @@ static int resend(struct rs_hconn *h, struct rs_fd **ep, int fd, int ready,
 		}
 		h->m.reconnect = false;
 		h->connecting = true;
+		h->fresh = true;
 		return AGAIN;
 	}
 	h->out = rs_hr_resend(&h->m, &h->out_left);

@@ -58,11 +58,14 @@ static void sleep_ms(int64_t ms)
 /*
  * Makes the lookup, then, while it fails transiently and the rule of its
  * name allows, waits and makes it again.  Calls made by the library
- * itself are never retried.
+ * itself are never retried.  connect_budget counts from the call's
+ * start: a first lookup that took the resolver's whole timeout has used
+ * that much of it.
  */
 static void drive(struct lookup *l)
 {
 	struct rs_dnsretry d;
+	int64_t start = rs_clock_now_ms();
 
 	if (l->once(l) != TRANSIENT || rs_guard_active())
 		return;
@@ -70,7 +73,7 @@ static void drive(struct lookup *l)
 	int64_t now = rs_clock_now_ms();
 
 	if (!rt->active || !rs_dnsretry_begin(&d, rt->policy, l->name,
-		l->service, now, rs_io_process_deadline()))
+		l->service, start, rs_io_process_deadline()))
 		return;
 	for (;;) {
 		int64_t wait = rs_dnsretry_next(&d,

@@ -56,6 +56,9 @@ enum fk_fn {
 	FK_SENDTO,
 	FK_SENDMSG,
 	FK_SENDMMSG,
+	FK_GETADDRINFO,	/* ret: the EAI code (0: one answer, 127.0.0.1) */
+	FK_GETHOSTBYNAME, /* gethostbyname*(): ret, the h_errno (0: one
+				   answer); the _r forms: err, their result */
 	FK_NFN
 };
 
@@ -141,6 +144,20 @@ struct fk_step {
 	"  retry_budget:\n"                                             \
 	"    scope: process\n"
 
+/*
+ * The part of a test policy's defaults that the HTTP, deadline and
+ * resolver cases share: backoff 100 ms then 200 ms (no jitter), a retry
+ * budget that never denies, per process.
+ */
+#define FK_GENEROUS_RETRIES                                             \
+	"  backoff:\n"                                                  \
+	"    base: 100ms\n"                                             \
+	"    jitter: none\n"                                            \
+	"  retry_budget:\n"                                             \
+	"    ratio: 1000\n"                                             \
+	"    min_per_second: 1000\n"                                    \
+	"    scope: process\n"
+
 /* Sets the script (terminated by FK_END); resets model, clock, counters. */
 void fk_script(const struct fk_step *steps);
 
@@ -165,6 +182,9 @@ struct fk_sock {
 	struct timeval sndtimeo, rcvtimeo;
 	int setfl_calls;		/* F_SETFL calls */
 	int inq;			/* FIONREAD: peer bytes queued */
+	int rcvlowat;			/* SO_RCVLOWAT (1 by default) */
+	int rcvlowat_peak;		/* the largest value ever set */
+	int rcvlowat_sets;		/* setsockopt calls for it */
 };
 
 struct fk_sock *fk_sock(int fd);
@@ -260,6 +280,12 @@ struct CMUnitTest;
 	    (more), sizeof(more) / sizeof((more)[0]))
 int fk_run_group(const char *name, const struct fk_table *tables,
     size_t ntables, const struct CMUnitTest *more, size_t nmore);
+
+/*
+ * The sleeps the engines made (clock_nanosleep, wrapped): each advances
+ * the clock by its length.  Returns how many, and their lengths in ms.
+ */
+int fk_sleeps(const int64_t **ms);
 
 /* For fake_script.c: resets (forgets) the environment's part of a test. */
 void fk_env_reset(void);

@@ -23,7 +23,9 @@
 #include "connect.h"
 #include "epolltrack.h"
 #include "fdtable.h"
+#include "httpconn.h"
 #include "runtime.h"
+#include "tdeadline.h"
 #include "log.h"
 #include "policy_yaml.h"
 #include "wait.h"
@@ -101,6 +103,9 @@ const struct rs_policy *fk_policy(const char *yaml)
 void fk_deadline(int64_t in_ms)
 {
 	runtime.deadline_ms = in_ms == RS_NEVER ? RS_NEVER : clock_ms + in_ms;
+	/* As RESOLUTE_DEADLINE gives it: on the wall clock, for headers. */
+	runtime.deadline_epoch_ms = in_ms == RS_NEVER ? 0 :
+	    rs_clock_epoch_ms() + in_ms;
 }
 
 /* ---- counters ---- */
@@ -196,13 +201,16 @@ void fk_env_reset(void)
 	start_ms = clock_ms;
 	memset(stats, 0, sizeof(stats));
 	runtime.deadline_ms = RS_NEVER;
+	runtime.deadline_epoch_ms = 0;
 }
 
 void fk_env_forget(void)
 {
 	fk_handler(FK_NO_HANDLER);
 	rs_ept_fd_range_closed(0, FK_MAX_FD - 1);
+	rs_httpconn_forget_range(0, FK_MAX_FD - 1);
 	rs_fd_forget_range(0, FK_MAX_FD - 1);
+	rs_tdeadline_clear();
 }
 
 void fk_addr(struct sockaddr_storage *ss, socklen_t *len, unsigned port)

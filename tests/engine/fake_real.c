@@ -51,6 +51,8 @@ int rs_real_getsockopt(int fd, int level, int name, void *val,
 	    name == SO_RCVTIMEO))
 		*(struct timeval *)val = name == SO_SNDTIMEO ? k->sndtimeo :
 		    k->rcvtimeo;
+	else if (level == SOL_SOCKET && name == SO_RCVLOWAT)
+		*(int *)val = k->rcvlowat;
 	else {
 		fk_wrong("getsockopt(%d, %d, %d) not modelled", fd, level, name);
 		errno = ENOPROTOOPT;
@@ -70,6 +72,13 @@ int rs_real_setsockopt(int fd, int level, int name, const void *val,
 	    name == SO_RCVTIMEO)) {
 		*(name == SO_SNDTIMEO ? &k->sndtimeo : &k->rcvtimeo) =
 		    *(const struct timeval *)val;
+		return 0;
+	}
+	if (level == SOL_SOCKET && name == SO_RCVLOWAT) {
+		k->rcvlowat = *(const int *)val;
+		if (k->rcvlowat > k->rcvlowat_peak)
+			k->rcvlowat_peak = k->rcvlowat;
+		k->rcvlowat_sets++;
 		return 0;
 	}
 	if (level != IPPROTO_TCP || name != TCP_USER_TIMEOUT) {
@@ -334,11 +343,3 @@ UNEXPECTED(int, close_range, (unsigned a, unsigned b, int f))
 UNEXPECTED(int, dup, (int fd))
 UNEXPECTED(int, dup2, (int fd, int fd2))
 UNEXPECTED(int, dup3, (int fd, int fd2, int f))
-UNEXPECTED(int, getaddrinfo, (const char *n, const char *s,
-    const struct addrinfo *h, struct addrinfo **r))
-UNEXPECTED(struct hostent *, gethostbyname, (const char *n))
-UNEXPECTED(struct hostent *, gethostbyname2, (const char *n, int af))
-UNEXPECTED(int, gethostbyname_r, (const char *n, struct hostent *h, char *b,
-    size_t l, struct hostent **r, int *e))
-UNEXPECTED(int, gethostbyname2_r, (const char *n, int af, struct hostent *h,
-    char *b, size_t l, struct hostent **r, int *e))

@@ -30,7 +30,7 @@ const char *const fk_fn_names[FK_NFN] = {
 	"end", "connect", "poll", "ppoll", "select", "pselect", "epoll_pwait",
 	"epoll_pwait2", "getsockopt(SO_ERROR)", "getpeername", "read", "readv",
 	"recv", "recvfrom", "recvmsg", "recvmmsg", "write", "writev", "send",
-	"sendto", "sendmsg", "sendmmsg",
+	"sendto", "sendmsg", "sendmmsg", "getaddrinfo", "gethostbyname",
 };
 
 /* Remembers the first mismatch and says it at once, with the step. */
@@ -146,9 +146,10 @@ void fk_script(const struct fk_step *steps)
 	mismatch[0] = '\0';
 	for (int i = 0; i < FK_MAX_FD; i++)
 		socks[i] = (struct fk_sock){ .flags = O_RDWR,
-			.type = SOCK_STREAM };
+			.type = SOCK_STREAM, .rcvlowat = 1 };
 	fk_wait_reset();
 	fk_xfer_reset();
+	fk_resolve_reset();
 	fk_env_reset();
 }
 

@@ -46,5 +46,6 @@ unsigned fk_ready_of(const struct fk_step *s, int fd);
 /* Per-test resets of the wait and transfer models. */
 void fk_wait_reset(void);
 void fk_xfer_reset(void);
+void fk_resolve_reset(void);
 
 #endif /* RS_TEST_FAKE_SCRIPT_H */

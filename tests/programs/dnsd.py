@@ -7,7 +7,8 @@ Answers UDP queries on ADDR port 53.  For FAIL_MS milliseconds from the
 first query (and again after each SIGUSR1) every query gets SERVFAIL (or,
 with --mode silent, no answer at all); after that, NAME gets an A record
 with its address, other types of NAME an empty NOERROR answer, and every
-other name NXDOMAIN.  NAME=servfail is always answered SERVFAIL.  Prints "ready" once bound and a line per query to
+other name NXDOMAIN.  NAME=servfail is always answered SERVFAIL;
+NAME=slowfail:MS too, MS milliseconds after the query.  Prints "ready" once bound and a line per query to
 standard error; exits after LIFE seconds (default 60) so that a test that
 forgets it cannot leave it running.
 """
@@ -82,6 +83,11 @@ def main():
         now = time.monotonic()
         if state["t0"] is None:
             state["t0"] = now
+        slow = opts["names"].get(name, "")
+        if slow.startswith("slowfail:"):
+            time.sleep(int(slow.split(":")[1]) / 1000.0)
+            s.sendto(reply(msg, 2), peer)
+            continue
         failing = (now - state["t0"]) * 1000 < opts["fail_ms"] or \
             opts["names"].get(name) == "servfail"
         print("query %s type %d %s" % (name, qtype,

@@ -62,7 +62,8 @@ for f in resolv.conf hosts nsswitch.conf; do
 done
 
 python3 tests/programs/dnsd.py 127.0.0.53 --fail-ms 1000 --life 120 \
-    svc.test=127.0.0.23 down.test=servfail >"$tmp/dnsd.ready" \
+    svc.test=127.0.0.23 down.test=servfail slow.test=slowfail:150 \
+    >"$tmp/dnsd.ready" \
     2>"$tmp/dnsd.log" &
 dnsd_pid=$!
 "$RS_BUILD/itests/peer" http -h 127.0.0.23 -p 8080 -l 120000 >"$tmp/port" &
@@ -172,5 +173,19 @@ else
 	fail "exit summary: no dns_retries=2" "$log"
 fi
 
+# A name whose failures take 300 ms to come (an A and an AAAA query, 150 ms
+# each): connect_budget counts from the call, the first lookup included.
+# Lookups at 0-300 and 500-800 ms; the next wait (400 ms) would end after
+# 1 s, so none is begun.  (It used to count from 300 ms: a third lookup at
+# 1200 ms.)
+run budget c-gai slow.test
+n=$(grep -c 'lookup [0-9]*/10 failed' "$log")
+if [ "$rc" = 2 ] && [ "$ms" -ge 800 ] && [ "$ms" -lt $((800 + SLACK)) ] &&
+    [ "$n" = 2 ]; then
+	pass "connect_budget counts the first lookup: failed after $ms ms, $n lookups"
+else
+	fail "connect_budget with a slow first lookup: exit $rc after $ms ms," \
+	    "$n lookups" "$tmp/out.c-gai.budget" "$log"
+fi
 echo "$passes passed, $fails failed"
 [ $fails = 0 ]

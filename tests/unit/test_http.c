@@ -380,6 +380,32 @@ static void test_edit_then_replay(void **state)
 	rs_http_free(&h);
 }
 
+/*
+ * Body-less messages on a kept-alive connection: each completes with its
+ * head, and the next exchange is tracked as the first was (a body-less
+ * response used to make the next response pass as early).
+ */
+static void test_bodyless_exchanges(void **state)
+{
+	static const char empty_res[] =
+	    "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+	const struct step steps[] = {
+		{ RS_HTTP_REQ, get_req }, { RS_HTTP_RES, empty_res },
+		{ RS_HTTP_REQ, get_req }, { RS_HTTP_RES, empty_res },
+		{ RS_HTTP_REQ, get_req }, { RS_HTTP_RES, ok_res }, END,
+	};
+	struct rs_http h;
+
+	(void)state;
+	expect_trace(steps, &replay, "H S200 H H S200 H H S200 H E ");
+	rs_http_init(&h, &replay);
+	run(&h, steps, 0, false);
+	assert_false(h.pass);
+	assert_int_equal(h.requests, 3);
+	assert_int_equal(h.responses, 3);
+	rs_http_free(&h);
+}
+
 static void test_server_role(void **state)
 {
 	const struct rs_http_config cfg = { false, 0, "X-Request-Deadline" };
@@ -457,6 +483,7 @@ int main(void)
 		cmocka_unit_test(test_replayable),
 		cmocka_unit_test(test_head_edits),
 		cmocka_unit_test(test_edit_then_replay),
+		cmocka_unit_test(test_bodyless_exchanges),
 		cmocka_unit_test(test_server_role),
 		cmocka_unit_test(test_retry_after),
 		cmocka_unit_test(test_uuid),
