@@ -72,7 +72,9 @@ case $jobs in '' | *[!0-9]* | 0) echo "run-tests.sh: RS_JOBS must be a positive 
 # library, test_deadline_chain's three python3 services inside a 3 s
 # deadline, test_http_retry's asyncio client (two retried GETs within
 # 2 s + 1 s), and the MariaDB server and clients of test_services_mariadb.
-# Run with the others, each missed a window once under load.
+# Run with the others, each missed a window once under load.  Alone they
+# still can when the machine is busy (the python3 cases' window is
+# RS_SLACK_MS, 1000 ms under ASan, for a ~400 ms start-up).
 serial_asan="test_clients_io test_deadline_chain test_http_retry
 test_services_mariadb"
 [ -n "${RS_ASAN:-}" ] || serial_asan=""
@@ -228,8 +230,8 @@ wall=$(( $(date +%s) - wall0 ))
 # Shared retry budgets made for the tests' temporary policies outlive the
 # tests (until reboot); those whose policy file is gone are removed.
 [ -x "$RS_CLI" ] && "$RS_CLI" stats --prune >/dev/null 2>&1
-# The tally, the time each tier's tests took (summed; with a pool they
-# overlap, so the wall-clock time is printed too) and the slowest tests.
+# The time each tier's tests took (summed; with a pool they overlap, so
+# the wall-clock time is printed too), the failed tests and the tally.
 cat "$res"/*.st 2>/dev/null >"$res/all" || true
 # This run's times replace those of the same tests in $B/test-times.
 if [ -s "$res/all" ] && [ -d "$B" ]; then
