@@ -53,7 +53,7 @@ UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 # Engine tests (tests/engine/test_*.c) run the preload engines in-process
 # against scripted fakes: every preload object except the boundary
-# (interpose.o, interpose_exec.o), the real-call table (real.o) and start-up (init.o,
+# (interpose*.o), the real-call table (real.o) and start-up (init.o,
 # runtime.o), which tests/engine/fake_*.c stand in for.  The linker's --wrap redirects the
 # engines' clock, getpeername, sleeps and counters to the fakes as well, so no
 # production source changes for the tests.  They land in $(B)/tests/ and
@@ -62,11 +62,12 @@ ENGINE_SRC  := $(sort $(wildcard tests/engine/test_*.c))
 ENGINE_BIN  := $(patsubst tests/engine/%.c,$(B)/tests/%,$(ENGINE_SRC))
 FAKE_SRC    := $(sort $(filter-out $(ENGINE_SRC),$(wildcard tests/engine/*.c)))
 FAKE_OBJ    := $(patsubst tests/engine/%.c,$(B)/obj/engine/%.o,$(FAKE_SRC))
-FAKED_OBJ   := $(addprefix $(B)/obj/preload/,interpose.o interpose_exec.o real.o init.o \
-	runtime.o)
+FAKED_OBJ   := $(addprefix $(B)/obj/preload/,interpose.o interpose_exec.o \
+	interpose_io.o real.o init.o runtime.o)
 ENGINE_OBJ  := $(filter-out $(FAKED_OBJ),$(OBJ_PRELOAD)) $(OBJ_CORE)
-ENGINE_WRAP := -Wl,--wrap=rs_clock_now_ms -Wl,--wrap=getpeername \
-	-Wl,--wrap=rs_stats_add -Wl,--wrap=clock_nanosleep
+ENGINE_WRAP := -Wl,--wrap=rs_clock_now_ms -Wl,--wrap=rs_clock_coarse_ms \
+	-Wl,--wrap=getpeername -Wl,--wrap=rs_stats_add \
+	-Wl,--wrap=clock_nanosleep
 ITEST_SRC := $(sort $(wildcard tests/integration/*.c))
 ITEST_BIN := $(patsubst tests/integration/%.c,$(B)/itests/%,$(ITEST_SRC))
 
@@ -197,6 +198,7 @@ bench: all $(BENCH_BIN) $(B)/itests/peer ## benchmarks: figures with and without
 	$(Q)if [ -x scripts/bench.sh ]; then scripts/bench.sh; fi
 	$(Q)scripts/bench-sidecar.sh
 	$(Q)scripts/bench-http.sh
+	$(Q)if command -v valgrind >/dev/null 2>&1; then B=$(B) scripts/bench-ir.sh; fi
 
 # Line coverage of src/ from the unit and engine tests alone (no preloading,
 # no network): an instrumented build of its own, the unit suite, then a

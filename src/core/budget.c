@@ -22,8 +22,34 @@
 static struct rs_shm_table process_table;
 static int full_warned;
 
+/*
+ * Initial-exec TLS: a dynamically allocated TLS block may call malloc on
+ * first access, which must never happen inside someone else's connect().
+ */
+#define TLS __thread __attribute__((tls_model("initial-exec")))
+
+/*
+ * The accounts each thread found last, a few rules at a time: finding a
+ * slot hashes the rule's match text and budget, which cost more than all
+ * the rest of a connect's bookkeeping.  A policy is immutable, and a slot
+ * keeps its key for the life of its table (the machine table, once
+ * published, is never unmapped), so an entry holds for as long as no
+ * policy has been freed (rs_policy_generation()).  Per thread, so that no
+ * entry is ever read half written.
+ */
+#define CACHED 4
+
+struct found {
+	unsigned generation;
+	const struct rs_rule *rule;
+	const struct rs_settings *settings;
+	struct rs_budget_acct *acct;	/* NULL: entry unused */
+};
+
+static TLS struct found cache[CACHED];
+
 /* Returns the accounts of a rule: shared when they can be, else ours. */
-static struct rs_budget_acct *acct_for(const struct rs_policy *p,
+static struct rs_budget_acct *find_acct(const struct rs_policy *p,
     const struct rs_rule *rule, const struct rs_settings *s)
 {
 	struct rs_shm_table *t = NULL;
@@ -39,6 +65,27 @@ static struct rs_budget_acct *acct_for(const struct rs_policy *p,
 	if (!slot)
 		slot = rs_shm_slot(&process_table, rule, &s->budget);
 	return slot ? &slot->acct : NULL;
+}
+
+/*
+ * find_acct(), cached.  A rule without accounts (every table full) is not
+ * cached: it asks again each time, as before.
+ */
+static struct rs_budget_acct *acct_for(const struct rs_policy *p,
+    const struct rs_rule *rule, const struct rs_settings *s)
+{
+	size_t i = rule && p ? (size_t)(rule - p->rules) + 1 : 0;
+	struct found *f = &cache[i % CACHED];
+	unsigned gen = rs_policy_generation();
+
+	if (f->acct && f->generation == gen && f->rule == rule &&
+	    f->settings == s)
+		return f->acct;
+	struct rs_budget_acct *a = find_acct(p, rule, s);
+
+	if (a)
+		*f = (struct found){ gen, rule, s, a };
+	return a;
 }
 
 void rs_budget_note_connect(const struct rs_policy *p,

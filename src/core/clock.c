@@ -13,9 +13,32 @@ static int64_t read_ms(clockid_t id)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int64_t rs_clock_now_ms(void)
+/* Hot: read on every transfer of a socket with a timeout. */
+__attribute__((hot)) int64_t rs_clock_now_ms(void)
 {
 	return read_ms(CLOCK_MONOTONIC);
+}
+
+__attribute__((hot)) int64_t rs_clock_coarse_ms(void)
+{
+	return read_ms(CLOCK_MONOTONIC_COARSE);
+}
+
+uint32_t rs_clock_coarse_lag_ms(void)
+{
+	static uint32_t lag;	/* 0: not asked yet; the answer is >= 1 */
+	uint32_t v = __atomic_load_n(&lag, __ATOMIC_RELAXED);
+	struct timespec res;
+
+	if (v)
+		return v;
+	/* A tick of 10 ms (HZ=100) where the kernel does not say. */
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) != 0 ||
+	    res.tv_sec != 0 || res.tv_nsec <= 0)
+		res.tv_nsec = 10000000;
+	v = (uint32_t)(2 * rs_clock_timespec_ms(&res) + 1);
+	__atomic_store_n(&lag, v, __ATOMIC_RELAXED);
+	return v;
 }
 
 int64_t rs_clock_epoch_ms(void)

@@ -168,6 +168,13 @@ const struct rs_settings *rs_policy_lookup(const struct rs_policy *p,
 
 void rs_policy_free(struct rs_policy *p);
 
+/*
+ * Counts the policies freed so far.  A cache of facts derived from a
+ * policy's rules, keyed by their addresses, is stale once this moves: a
+ * later policy may be allocated where a freed one was.
+ */
+unsigned rs_policy_generation(void);
+
 /* Returns the name of one class ("refused"), or NULL for none/several. */
 const char *rs_class_name(unsigned c);
 

@@ -143,7 +143,7 @@ static int first_steps(int fd, struct rs_fd *e, int flags, bool plain,
     int64_t now)
 {
 	if (!(flags & O_NONBLOCK))
-		return plain ? rs_connect_run_kernel(fd, e) :
+		return plain ? rs_connect_run_kernel(fd, e, now) :
 		    rs_connect_run_blocking(fd, e, flags);
 	if (rs_connect_step(fd, e, 0, now) != RS_WANT_NOTHING)
 		return -EINPROGRESS;

@@ -318,13 +318,13 @@ static int kernel_attempt(int fd, struct rs_fd *e, int64_t now)
 	return r;
 }
 
-int rs_connect_step_kernel(int fd, struct rs_fd *e)
+int rs_connect_step_kernel(int fd, struct rs_fd *e, int64_t now)
 {
 	int save = errno;
 
 	if (!rs_fd_trylock(e))
 		return 1;
-	int r = kernel_attempt(fd, e, rs_clock_now_ms());
+	int r = kernel_attempt(fd, e, now);
 
 	rs_fd_unlock(e);
 	errno = save;

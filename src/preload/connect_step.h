@@ -45,8 +45,10 @@ enum rs_connect_want rs_connect_step(int fd, struct rs_fd *e, int ready,
  * all three), another -errno when it failed (the connect then backs off
  * or has ended), or 1 when it was not made (a timeout too short for the
  * kernel's timer, another thread stepping): the steps go on from there.
+ * now is the time the logical connect started, a moment ago (one clock
+ * read less).
  */
-int rs_connect_step_kernel(int fd, struct rs_fd *e);
+int rs_connect_step_kernel(int fd, struct rs_fd *e, int64_t now);
 
 int64_t rs_connect_next_ms(const struct rs_fd *e);
 

@@ -109,9 +109,9 @@ int rs_connect_run_blocking(int fd, struct rs_fd *e, int flags)
 	return ret;
 }
 
-int rs_connect_run_kernel(int fd, struct rs_fd *e)
+int rs_connect_run_kernel(int fd, struct rs_fd *e, int64_t now)
 {
-	int r = rs_connect_step_kernel(fd, e);
+	int r = rs_connect_step_kernel(fd, e, now);
 
 	if (r == 0 && rs_fd_state(e) == RS_FD_CONNECTED)
 		return 0;

@@ -19,7 +19,7 @@
 
 #include "vfork.h"
 
-static struct rs_fd *chunks[RS_FD_CHUNK];
+struct rs_fd *rs_fd_chunks[RS_FD_CHUNK];
 
 /*
  * The process this table describes.  A vfork child (and a posix_spawn
@@ -57,7 +57,8 @@ pid_t rs_fd_owner(void)
 void rs_fd_each(void (*fn)(int fd, struct rs_fd *e))
 {
 	for (size_t i = 0; i < RS_FD_CHUNK; i++) {
-		struct rs_fd *c = __atomic_load_n(&chunks[i], __ATOMIC_ACQUIRE);
+		struct rs_fd *c = __atomic_load_n(&rs_fd_chunks[i],
+		    __ATOMIC_ACQUIRE);
 
 		for (size_t j = 0; c && j < RS_FD_CHUNK; j++)
 			if (__atomic_load_n(&c[j].state, __ATOMIC_ACQUIRE))
@@ -79,31 +80,18 @@ void rs_fd_fork_child(void)
 {
 	rs_fd_set_owner();
 	for (size_t i = 0; i < RS_FD_CHUNK; i++) {
-		struct rs_fd *c = __atomic_load_n(&chunks[i], __ATOMIC_ACQUIRE);
+		struct rs_fd *c = __atomic_load_n(&rs_fd_chunks[i],
+		    __ATOMIC_ACQUIRE);
 
 		for (size_t j = 0; c && j < RS_FD_CHUNK; j++)
 			__atomic_store_n(&c[j].lock, 0, __ATOMIC_RELAXED);
 	}
 }
 
-struct rs_fd *rs_fd_get(int fd)
-{
-	if ((unsigned)fd >= RS_FD_MAX)
-		return NULL;
-	struct rs_fd *c = __atomic_load_n(&chunks[fd / RS_FD_CHUNK],
-	    __ATOMIC_ACQUIRE);
-
-	if (!c)
-		return NULL;
-	struct rs_fd *e = &c[fd % RS_FD_CHUNK];
-
-	return __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) ? e : NULL;
-}
-
 /* Returns the chunk holding fd, mapping it if needed. */
 static struct rs_fd *chunk_for(int fd)
 {
-	struct rs_fd **slot = &chunks[fd / RS_FD_CHUNK];
+	struct rs_fd **slot = &rs_fd_chunks[fd / RS_FD_CHUNK];
 	struct rs_fd *c = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 
 	if (c)
@@ -172,8 +160,13 @@ struct rs_fd *rs_fd_claim(int fd)
 	 */
 	(void)__atomic_exchange_n(&e->state, RS_FD_NONE, __ATOMIC_ACQ_REL);
 	release_http(e);
+	/* The host name is a string: its first byte empties it, and the
+	   other 255 (half the entry) need not be cleared on every connect. */
 	memset((char *)e + offsetof(struct rs_fd, settings), 0,
-	    sizeof(*e) - offsetof(struct rs_fd, settings));
+	    offsetof(struct rs_fd, host) - offsetof(struct rs_fd, settings));
+	e->host[0] = '\0';
+	memset((char *)e + offsetof(struct rs_fd, ino), 0,
+	    sizeof(*e) - offsetof(struct rs_fd, ino));
 	e->ino = inode_of(fd);
 	return e;
 }
@@ -189,7 +182,7 @@ void rs_fd_forget(int fd)
 {
 	if ((unsigned)fd >= RS_FD_MAX)
 		return;
-	struct rs_fd *c = __atomic_load_n(&chunks[fd / RS_FD_CHUNK],
+	struct rs_fd *c = __atomic_load_n(&rs_fd_chunks[fd / RS_FD_CHUNK],
 	    __ATOMIC_ACQUIRE);
 
 	if (!c)
@@ -215,7 +208,7 @@ void rs_fd_forget_range(unsigned first, unsigned last)
 	for (unsigned fd = first; fd <= last; fd++) {
 		/* Skip whole unmapped chunks quickly. */
 		if (fd % RS_FD_CHUNK == 0 &&
-		    !__atomic_load_n(&chunks[fd / RS_FD_CHUNK],
+		    !__atomic_load_n(&rs_fd_chunks[fd / RS_FD_CHUNK],
 			__ATOMIC_ACQUIRE)) {
 			if (last - fd < RS_FD_CHUNK)
 				break;
@@ -252,26 +245,6 @@ void rs_fd_copy(int from, int to)
 	src->http_off = dst->http_off = true;
 	rs_fd_unlock(src);
 	rs_fd_set_state(dst, st);
-}
-
-enum rs_fd_state rs_fd_state(const struct rs_fd *e)
-{
-	return __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
-}
-
-void rs_fd_set_state(struct rs_fd *e, enum rs_fd_state s)
-{
-	__atomic_store_n(&e->state, s, __ATOMIC_RELEASE);
-}
-
-void rs_fd_touch(struct rs_fd *e, int64_t now_ms)
-{
-	__atomic_store_n(&e->last_activity_ms, now_ms, __ATOMIC_RELAXED);
-}
-
-int64_t rs_fd_last_activity(const struct rs_fd *e)
-{
-	return __atomic_load_n(&e->last_activity_ms, __ATOMIC_RELAXED);
 }
 
 void rs_fd_lock(struct rs_fd *e)

@@ -41,9 +41,19 @@ struct rs_hconn;
 struct rs_fd {
 	uint32_t state;			/* enum rs_fd_state, atomic */
 	uint32_t lock;			/* spin lock, see rs_fd_lock() */
+	/* What every read and write asks comes first, in one cache line. */
 	const struct rs_settings *settings;	/* never NULL when managed */
 	const struct rs_rule *rule;	/* NULL: the defaults */
 	int64_t last_activity_ms;	/* monotonic, atomic */
+	struct rs_hconn *http;		/* HTTP retries (httpretry.h), or NULL */
+	bool http_off;			/* never track HTTP here (a dup) */
+	bool read_timed_out;		/* a wait reported a read timeout */
+	bool write_timed_out;		/* a wait reported a write timeout */
+	bool nonblocking;		/* O_NONBLOCK, as the program set it */
+	bool shared;			/* dup'd: `nonblocking` may be stale, as
+					   O_NONBLOCK can change through a copy */
+	bool kt_ours[2];		/* the kernel holds our value (ktimeo) */
+	bool own_tmo_known[2];		/* own_tmo_ms is up to date */
 	/* The logical connect. */
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
@@ -54,23 +64,14 @@ struct rs_fd {
 	uint32_t prev_wait_ms;		/* for decorrelated jitter */
 	int final_error;		/* FAILED: what SO_ERROR reports */
 	bool blocking_interrupted;	/* a blocking connect got EINTR */
-	bool nonblocking;		/* O_NONBLOCK, as the program set it */
 	bool safety_net_set;		/* TCP_USER_TIMEOUT is ours for now */
-	bool own_tmo_known[2];		/* own_tmo_ms is up to date */
 	uint32_t own_tmo_ms[2];		/* SO_RCVTIMEO, SO_SNDTIMEO; 0 none */
 	struct timeval own_tv[2];	/* the same, as the program set them */
-	bool kt_ours[2];		/* the kernel holds our value (ktimeo) */
-	uint32_t kt_ms[2];		/* that value */
+	uint32_t kt_ms[2];		/* the value of ours it holds */
 	pid_t kt_pid;			/* the table owner that set it */
 	unsigned int saved_user_timeout;	/* the program's value */
-	bool read_timed_out;		/* a wait reported a read timeout */
-	bool write_timed_out;		/* a wait reported a write timeout */
 	char host[RS_HOST_MAX];		/* resolved name, or "" */
 	uint64_t ino;			/* the socket's inode, 0 if unknown */
-	bool shared;			/* dup'd: `nonblocking` may be stale, as
-					   O_NONBLOCK can change through a copy */
-	struct rs_hconn *http;		/* HTTP retries (httpretry.h), or NULL */
-	bool http_off;			/* never track HTTP here (a dup) */
 };
 
 /*
@@ -79,11 +80,28 @@ struct rs_fd {
  */
 extern void (*rs_fd_http_release)(struct rs_fd *e);
 
+/* The chunks of the table (fdtable.c), NULL until mapped; never unmapped. */
+extern struct rs_fd *rs_fd_chunks[RS_FD_CHUNK]
+    __attribute__((visibility("hidden")));
+
 /*
  * Returns the entry of a managed descriptor, or NULL (unmanaged, negative or
- * out of range).  Lock-free and allocation-free.
+ * out of range).  Lock-free and allocation-free; inline, since every
+ * exported read and write starts with it: a bounds check and two loads.
  */
-struct rs_fd *rs_fd_get(int fd);
+static inline struct rs_fd *rs_fd_get(int fd)
+{
+	if (__builtin_expect((unsigned)fd >= RS_FD_MAX, 0))
+		return NULL;
+	struct rs_fd *c = __atomic_load_n(&rs_fd_chunks[(unsigned)fd /
+	    RS_FD_CHUNK], __ATOMIC_ACQUIRE);
+
+	if (!c)
+		return NULL;
+	struct rs_fd *e = &c[(unsigned)fd % RS_FD_CHUNK];
+
+	return __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) ? e : NULL;
+}
 
 /*
  * Returns the entry for fd, creating its chunk if needed, zeroed and still
@@ -132,13 +150,27 @@ void rs_fd_copy(int from, int to);
 /* Forgets every descriptor in [first, last]. */
 void rs_fd_forget_range(unsigned first, unsigned last);
 
-/* Entry state accessors (atomic). */
-enum rs_fd_state rs_fd_state(const struct rs_fd *e);
-void rs_fd_set_state(struct rs_fd *e, enum rs_fd_state s);
+/* Entry state accessors (atomic; inline, as the transfers ask them). */
+static inline enum rs_fd_state rs_fd_state(const struct rs_fd *e)
+{
+	return (enum rs_fd_state)__atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
+}
+
+static inline void rs_fd_set_state(struct rs_fd *e, enum rs_fd_state s)
+{
+	__atomic_store_n(&e->state, (uint32_t)s, __ATOMIC_RELEASE);
+}
 
 /* Records activity (a byte sent or received, connection established). */
-void rs_fd_touch(struct rs_fd *e, int64_t now_ms);
-int64_t rs_fd_last_activity(const struct rs_fd *e);
+static inline void rs_fd_touch(struct rs_fd *e, int64_t now_ms)
+{
+	__atomic_store_n(&e->last_activity_ms, now_ms, __ATOMIC_RELAXED);
+}
+
+static inline int64_t rs_fd_last_activity(const struct rs_fd *e)
+{
+	return __atomic_load_n(&e->last_activity_ms, __ATOMIC_RELAXED);
+}
 
 void rs_fd_lock(struct rs_fd *e);
 

@@ -18,6 +18,7 @@
 #include "connect_step.h"
 #include "fdtable.h"
 #include "guard.h"
+#include "interpose.h"
 #include "httphook.h"
 #include "httpio.h"
 #include "io.h"
@@ -26,43 +27,12 @@
 #include "resolve.h"
 #include "wait.h"
 
-#define EXPORT __attribute__((visibility("default")))
-
-/* The fortified entry points that _FORTIFY_SOURCE builds call. */
-extern void __chk_fail(void) __attribute__((noreturn));
-ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
-ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
-ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
-    struct sockaddr *sa, socklen_t *len);
+/* The fortified waits, which _FORTIFY_SOURCE builds call. */
 int __poll_chk(struct pollfd *fds, nfds_t n, int timeout_ms, size_t fdslen);
 int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
     const sigset_t *mask, size_t fdslen);
 
-/*
- * Converts an engine result (-errno on failure) to the libc convention.
- * On success errno is left as the program had it: an engine may have met
- * EAGAIN on its way (a non-blocking first try) before succeeding.
- */
-#define LIBC_RET(expr)                                                  \
-	({                                                              \
-		int save_ = errno;                                      \
-		__typeof__(expr) r_ = (expr);                           \
-		if (r_ < 0) {                                           \
-			errno = (int)-r_;                               \
-			r_ = -1;                                        \
-		} else {                                                \
-			errno = save_;                                  \
-		}                                                       \
-		r_;                                                     \
-	})
-
-/* The entry of fd when the library should act on this call, else NULL. */
-static inline struct rs_fd *managed(int fd)
-{
-	struct rs_fd *e = rs_fd_get(fd);
-
-	return e && !rs_guard_active() ? e : NULL;
-}
+__thread int *rs_errno_at __attribute__((tls_model("initial-exec")));
 
 /* ---- connect and descriptor bookkeeping ---- */
 
@@ -310,161 +280,6 @@ EXPORT int setsockopt(int fd, int level, int name, const void *val,
 		rs_ktimeo_set_by_program(e, dir & 1, dir < 2 &&
 		    len >= sizeof(struct timeval) ? val : NULL);
 	return r;
-}
-
-/* ---- reads and writes ---- */
-
-EXPORT ssize_t read(int fd, void *buf, size_t n)
-{
-	struct rs_fd *e = managed(fd);
-
-	return rs_hook_read(fd, buf, n, 0, e ? LIBC_RET(rs_hio_read(e, fd, buf,
-	    n)) : rs_real_read(fd, buf, n));
-}
-
-EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
-{
-	if (n > buflen)
-		__chk_fail();
-	return read(fd, buf, n);
-}
-
-EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
-{
-	struct rs_fd *e = managed(fd);
-
-	return rs_hook_readv(fd, iov, cnt, cnt > 0 ? rs_hook_iov_total(iov,
-	    (size_t)cnt) : 0, 0, e ? LIBC_RET(rs_hio_readv(e, fd, iov, cnt)) :
-	    rs_real_readv(fd, iov, cnt));
-}
-
-EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
-{
-	struct rs_fd *e = managed(fd);
-
-	return rs_hook_read(fd, buf, n, flags, e ? LIBC_RET(rs_hio_recv(e, fd,
-	    buf, n, flags)) : rs_real_recv(fd, buf, n, flags));
-}
-
-EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen,
-    int flags)
-{
-	if (n > buflen)
-		__chk_fail();
-	return recv(fd, buf, n, flags);
-}
-
-EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
-    struct sockaddr *sa, socklen_t *len)
-{
-	struct rs_fd *e = managed(fd);
-
-	return rs_hook_read(fd, buf, n, flags, e ? LIBC_RET(rs_hio_recvfrom(e,
-	    fd, buf, n, flags, sa, len)) : rs_real_recvfrom(fd, buf, n, flags,
-	    sa, len));
-}
-
-EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen,
-    int flags, struct sockaddr *sa, socklen_t *len)
-{
-	if (n > buflen)
-		__chk_fail();
-	return recvfrom(fd, buf, n, flags, sa, len);
-}
-
-EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
-{
-	struct rs_fd *e = managed(fd);
-
-	ssize_t r = e ? LIBC_RET(rs_hio_recvmsg(e, fd, msg, flags)) :
-	    rs_real_recvmsg(fd, msg, flags);
-
-	return rs_hook_readv(fd, msg->msg_iov, (int)msg->msg_iovlen,
-	    rs_hook_iov_total(msg->msg_iov, msg->msg_iovlen), flags, r);
-}
-
-EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned n, int flags,
-    struct timespec *tmo)
-{
-	struct rs_fd *e = managed(fd);
-
-	if (e && rs_hio_wanted(e))
-		rs_hio_untracked(e);
-	return e ? LIBC_RET(rs_io_recvmmsg(e, fd, v, n, flags, tmo)) :
-	    rs_real_recvmmsg(fd, v, n, flags, tmo);
-}
-
-EXPORT ssize_t write(int fd, const void *buf, size_t n)
-{
-	struct rs_fd *e = managed(fd);
-	struct rs_httpconn *c = rs_hook_http(fd);
-
-	if (c)
-		return LIBC_RET(rs_hook_send(c, e, fd, buf, n, 0, NULL, 0));
-
-	return e ? LIBC_RET(rs_hio_write(e, fd, buf, n)) :
-	    rs_real_write(fd, buf, n);
-}
-
-EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
-{
-	struct rs_fd *e = managed(fd);
-	struct rs_httpconn *c = cnt > 0 ? rs_hook_http(fd) : NULL;
-	struct msghdr m = { .msg_iov = (struct iovec *)iov,
-		.msg_iovlen = cnt > 0 ? (size_t)cnt : 0 };
-
-	if (c)
-		return LIBC_RET(rs_httpconn_send(c, e, fd, &m, 0));
-
-	return e ? LIBC_RET(rs_hio_writev(e, fd, iov, cnt)) :
-	    rs_real_writev(fd, iov, cnt);
-}
-
-EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
-{
-	struct rs_fd *e = managed(fd);
-	struct rs_httpconn *c = rs_hook_http(fd);
-
-	if (c)
-		return LIBC_RET(rs_hook_send(c, e, fd, buf, n, flags, NULL, 0));
-
-	return e ? LIBC_RET(rs_hio_send(e, fd, buf, n, flags)) :
-	    rs_real_send(fd, buf, n, flags);
-}
-
-EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
-    const struct sockaddr *sa, socklen_t len)
-{
-	struct rs_fd *e = managed(fd);
-	struct rs_httpconn *c = rs_hook_http(fd);
-
-	if (c)
-		return LIBC_RET(rs_hook_send(c, e, fd, buf, n, flags, sa, len));
-
-	return e ? LIBC_RET(rs_hio_sendto(e, fd, buf, n, flags, sa, len)) :
-	    rs_real_sendto(fd, buf, n, flags, sa, len);
-}
-
-EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
-{
-	struct rs_fd *e = managed(fd);
-	struct rs_httpconn *c = rs_hook_http(fd);
-
-	if (c)
-		return LIBC_RET(rs_httpconn_send(c, e, fd, msg, flags));
-
-	return e ? LIBC_RET(rs_hio_sendmsg(e, fd, msg, flags)) :
-	    rs_real_sendmsg(fd, msg, flags);
-}
-
-EXPORT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
-{
-	struct rs_fd *e = managed(fd);
-
-	if (e && rs_hio_wanted(e))
-		rs_hio_untracked(e);
-	return e ? LIBC_RET(rs_io_sendmmsg(e, fd, v, n, flags)) :
-	    rs_real_sendmmsg(fd, v, n, flags);
 }
 
 /* ---- waits ---- */

@@ -27,7 +27,14 @@
 #include "io_block.h"
 #include "io_timeout.h"
 #include "ktimeo.h"
-#include "real.h"
+#include "realfast.h"
+
+/*
+ * The entry points run on every read and write of a socket with a
+ * timeout: kept together in .text.hot, with the exported names and the
+ * clock, so that a call touches few instruction cache lines and pages.
+ */
+#define HOT __attribute__((hot))
 
 /* The real call of a PATH_REAL or PATH_REAL_RECORDING call. */
 #define REAL_CALL(path, e, call) \
@@ -52,7 +59,8 @@ static inline bool timed(const struct rs_settings *s)
  * at once: a pending timeout, or a connect still under way on a socket
  * that must not block.  The common cases come first and cost a few loads.
  */
-static int choose_path(struct rs_fd *e, int fd, bool out, int flags)
+static inline __attribute__((always_inline)) int choose_path(
+    struct rs_fd *e, int fd, bool out, int flags)
 {
 	const struct rs_settings *s = e->settings;
 
@@ -135,24 +143,24 @@ static inline bool kernel_timed_final(struct rs_fd *e, bool out, bool kt,
 	return false;
 }
 
-ssize_t rs_io_read(struct rs_fd *e, int fd, void *buf, size_t n)
+HOT ssize_t rs_io_read(struct rs_fd *e, int fd, void *buf, size_t n)
 {
 	int path = choose_path(e, fd, false, 0);
 
 	if (path < 0)
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
-		return REAL_CALL(path, e, rs_real_read(fd, buf, n));
+		return REAL_CALL(path, e, rs_realfast_read(fd, buf, n));
 	/* On a connected stream socket, read is recv with no flags. */
 	bool kt = false;
-	ssize_t r = RS_NEG_ERRNO(rs_real_recv(fd, buf, n,
+	ssize_t r = RS_NEG_ERRNO(rs_realfast_recv(fd, buf, n,
 	    first_flags(e, fd, false, 0, &kt)));
 
 	if (kernel_timed_final(e, false, kt, &r))
 		return r;
 
 	if (no_longer_socket(fd, r))
-		return RS_NEG_ERRNO(rs_real_read(fd, buf, n));
+		return RS_NEG_ERRNO(rs_realfast_read(fd, buf, n));
 	if (first_try_settles(r, n, 0))
 		return rs_io_touched(e, r);
 	struct iovec v = { buf, n };
@@ -160,40 +168,42 @@ ssize_t rs_io_read(struct rs_fd *e, int fd, void *buf, size_t n)
 	return rs_io_read_rest(e, fd, &v, 1, 0, NULL, r);
 }
 
-ssize_t rs_io_readv(struct rs_fd *e, int fd, const struct iovec *iov, int cnt)
+HOT ssize_t rs_io_readv(struct rs_fd *e, int fd, const struct iovec *iov,
+    int cnt)
 {
 	int path = choose_path(e, fd, false, 0);
 
 	if (path < 0)
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
-		return REAL_CALL(path, e, rs_real_readv(fd, iov, cnt));
+		return REAL_CALL(path, e, rs_realfast_readv(fd, iov, cnt));
 	struct msghdr m = { .msg_iov = (struct iovec *)iov,
 		.msg_iovlen = cnt > 0 ? (size_t)cnt : 0 };
 	bool kt = false;
-	ssize_t r = RS_NEG_ERRNO(rs_real_recvmsg(fd, &m,
+	ssize_t r = RS_NEG_ERRNO(rs_realfast_recvmsg(fd, &m,
 	    first_flags(e, fd, false, 0, &kt)));
 
 	if (kernel_timed_final(e, false, kt, &r))
 		return r;
 
 	if (no_longer_socket(fd, r))
-		return RS_NEG_ERRNO(rs_real_readv(fd, iov, cnt));
+		return RS_NEG_ERRNO(rs_realfast_readv(fd, iov, cnt));
 	if (first_try_settles(r, 0, 0))
 		return rs_io_touched(e, r);
 	return rs_io_read_rest(e, fd, iov, cnt, 0, NULL, r);
 }
 
-ssize_t rs_io_recv(struct rs_fd *e, int fd, void *buf, size_t n, int flags)
+HOT ssize_t rs_io_recv(struct rs_fd *e, int fd, void *buf, size_t n,
+    int flags)
 {
 	int path = choose_path(e, fd, false, flags);
 
 	if (path < 0)
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
-		return REAL_CALL(path, e, rs_real_recv(fd, buf, n, flags));
+		return REAL_CALL(path, e, rs_realfast_recv(fd, buf, n, flags));
 	bool kt = false;
-	ssize_t r = RS_NEG_ERRNO(rs_real_recv(fd, buf, n,
+	ssize_t r = RS_NEG_ERRNO(rs_realfast_recv(fd, buf, n,
 	    first_flags(e, fd, false, flags, &kt)));
 
 	if (kernel_timed_final(e, false, kt, &r))
@@ -206,7 +216,7 @@ ssize_t rs_io_recv(struct rs_fd *e, int fd, void *buf, size_t n, int flags)
 	return rs_io_read_rest(e, fd, &v, 1, flags, NULL, r);
 }
 
-ssize_t rs_io_recvfrom(struct rs_fd *e, int fd, void *buf, size_t n,
+HOT ssize_t rs_io_recvfrom(struct rs_fd *e, int fd, void *buf, size_t n,
     int flags, struct sockaddr *sa, socklen_t *len)
 {
 	int path = choose_path(e, fd, false, flags);
@@ -215,9 +225,9 @@ ssize_t rs_io_recvfrom(struct rs_fd *e, int fd, void *buf, size_t n,
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e,
-		    rs_real_recvfrom(fd, buf, n, flags, sa, len));
+		    rs_realfast_recvfrom(fd, buf, n, flags, sa, len));
 	bool kt = false;
-	ssize_t r = RS_NEG_ERRNO(rs_real_recvfrom(fd, buf, n,
+	ssize_t r = RS_NEG_ERRNO(rs_realfast_recvfrom(fd, buf, n,
 	    first_flags(e, fd, false, flags, &kt), sa, len));
 
 	if (kernel_timed_final(e, false, kt, &r))
@@ -234,16 +244,17 @@ ssize_t rs_io_recvfrom(struct rs_fd *e, int fd, void *buf, size_t n,
 	return r;
 }
 
-ssize_t rs_io_recvmsg(struct rs_fd *e, int fd, struct msghdr *msg, int flags)
+HOT ssize_t rs_io_recvmsg(struct rs_fd *e, int fd, struct msghdr *msg,
+    int flags)
 {
 	int path = choose_path(e, fd, false, flags);
 
 	if (path < 0)
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
-		return REAL_CALL(path, e, rs_real_recvmsg(fd, msg, flags));
+		return REAL_CALL(path, e, rs_realfast_recvmsg(fd, msg, flags));
 	bool kt = false;
-	ssize_t r = RS_NEG_ERRNO(rs_real_recvmsg(fd, msg,
+	ssize_t r = RS_NEG_ERRNO(rs_realfast_recvmsg(fd, msg,
 	    first_flags(e, fd, false, flags, &kt)));
 
 	if (kernel_timed_final(e, false, kt, &r))
@@ -271,27 +282,27 @@ int rs_io_recvmmsg(struct rs_fd *e, int fd, struct mmsghdr *v, unsigned n,
 	return rs_io_mmsg_rest(e, fd, false, v, n, flags, r);
 }
 
-ssize_t rs_io_write(struct rs_fd *e, int fd, const void *buf, size_t n)
+HOT ssize_t rs_io_write(struct rs_fd *e, int fd, const void *buf, size_t n)
 {
 	int path = choose_path(e, fd, true, 0);
 
 	if (path < 0)
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
-		return REAL_CALL(path, e, rs_real_write(fd, buf, n));
+		return REAL_CALL(path, e, rs_realfast_write(fd, buf, n));
 	/*
 	 * send without MSG_NOSIGNAL is write on a connected stream socket,
 	 * SIGPIPE included.
 	 */
 	bool kt = false;
-	ssize_t r = RS_NEG_ERRNO(rs_real_send(fd, buf, n,
+	ssize_t r = RS_NEG_ERRNO(rs_realfast_send(fd, buf, n,
 	    first_flags(e, fd, true, 0, &kt)));
 
 	if (kernel_timed_final(e, true, kt, &r))
 		return r;
 
 	if (no_longer_socket(fd, r))
-		return RS_NEG_ERRNO(rs_real_write(fd, buf, n));
+		return RS_NEG_ERRNO(rs_realfast_write(fd, buf, n));
 	if (r >= 0 && (size_t)r == n)
 		return rs_io_touched(e, r);
 	struct iovec v = { (void *)buf, n };
@@ -300,7 +311,7 @@ ssize_t rs_io_write(struct rs_fd *e, int fd, const void *buf, size_t n)
 	    rs_io_write_rest(e, fd, &v, 1, 0, NULL, r);
 }
 
-ssize_t rs_io_writev(struct rs_fd *e, int fd, const struct iovec *iov,
+HOT ssize_t rs_io_writev(struct rs_fd *e, int fd, const struct iovec *iov,
     int cnt)
 {
 	int path = choose_path(e, fd, true, 0);
@@ -308,24 +319,24 @@ ssize_t rs_io_writev(struct rs_fd *e, int fd, const struct iovec *iov,
 	if (path < 0)
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
-		return REAL_CALL(path, e, rs_real_writev(fd, iov, cnt));
+		return REAL_CALL(path, e, rs_realfast_writev(fd, iov, cnt));
 	struct msghdr m = { .msg_iov = (struct iovec *)iov,
 		.msg_iovlen = cnt > 0 ? (size_t)cnt : 0 };
 	bool kt = false;
-	ssize_t r = RS_NEG_ERRNO(rs_real_sendmsg(fd, &m,
+	ssize_t r = RS_NEG_ERRNO(rs_realfast_sendmsg(fd, &m,
 	    first_flags(e, fd, true, 0, &kt)));
 
 	if (kernel_timed_final(e, true, kt, &r))
 		return r;
 
 	if (no_longer_socket(fd, r))
-		return RS_NEG_ERRNO(rs_real_writev(fd, iov, cnt));
+		return RS_NEG_ERRNO(rs_realfast_writev(fd, iov, cnt));
 	if (r < 0 && r != -EAGAIN)
 		return r;
 	return rs_io_write_rest(e, fd, iov, cnt, 0, NULL, r);
 }
 
-ssize_t rs_io_send(struct rs_fd *e, int fd, const void *buf, size_t n,
+HOT ssize_t rs_io_send(struct rs_fd *e, int fd, const void *buf, size_t n,
     int flags)
 {
 	int path = choose_path(e, fd, true, flags);
@@ -333,9 +344,9 @@ ssize_t rs_io_send(struct rs_fd *e, int fd, const void *buf, size_t n,
 	if (path < 0)
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
-		return REAL_CALL(path, e, rs_real_send(fd, buf, n, flags));
+		return REAL_CALL(path, e, rs_realfast_send(fd, buf, n, flags));
 	bool kt = false;
-	ssize_t r = RS_NEG_ERRNO(rs_real_send(fd, buf, n,
+	ssize_t r = RS_NEG_ERRNO(rs_realfast_send(fd, buf, n,
 	    first_flags(e, fd, true, flags, &kt)));
 
 	if (kernel_timed_final(e, true, kt, &r))
@@ -349,7 +360,7 @@ ssize_t rs_io_send(struct rs_fd *e, int fd, const void *buf, size_t n,
 	    rs_io_write_rest(e, fd, &v, 1, flags, NULL, r);
 }
 
-ssize_t rs_io_sendto(struct rs_fd *e, int fd, const void *buf, size_t n,
+HOT ssize_t rs_io_sendto(struct rs_fd *e, int fd, const void *buf, size_t n,
     int flags, const struct sockaddr *sa, socklen_t len)
 {
 	int path = choose_path(e, fd, true, flags);
@@ -358,9 +369,9 @@ ssize_t rs_io_sendto(struct rs_fd *e, int fd, const void *buf, size_t n,
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e,
-		    rs_real_sendto(fd, buf, n, flags, sa, len));
+		    rs_realfast_sendto(fd, buf, n, flags, sa, len));
 	bool kt = false;
-	ssize_t r = RS_NEG_ERRNO(rs_real_sendto(fd, buf, n,
+	ssize_t r = RS_NEG_ERRNO(rs_realfast_sendto(fd, buf, n,
 	    first_flags(e, fd, true, flags, &kt), sa, len));
 
 	if (kernel_timed_final(e, true, kt, &r))
@@ -375,7 +386,7 @@ ssize_t rs_io_sendto(struct rs_fd *e, int fd, const void *buf, size_t n,
 	    rs_io_write_rest(e, fd, &v, 1, flags, sa ? &m : NULL, r);
 }
 
-ssize_t rs_io_sendmsg(struct rs_fd *e, int fd, const struct msghdr *msg,
+HOT ssize_t rs_io_sendmsg(struct rs_fd *e, int fd, const struct msghdr *msg,
     int flags)
 {
 	int path = choose_path(e, fd, true, flags);
@@ -383,9 +394,9 @@ ssize_t rs_io_sendmsg(struct rs_fd *e, int fd, const struct msghdr *msg,
 	if (path < 0)
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
-		return REAL_CALL(path, e, rs_real_sendmsg(fd, msg, flags));
+		return REAL_CALL(path, e, rs_realfast_sendmsg(fd, msg, flags));
 	bool kt = false;
-	ssize_t r = RS_NEG_ERRNO(rs_real_sendmsg(fd, msg,
+	ssize_t r = RS_NEG_ERRNO(rs_realfast_sendmsg(fd, msg,
 	    first_flags(e, fd, true, flags, &kt)));
 
 	if (kernel_timed_final(e, true, kt, &r))

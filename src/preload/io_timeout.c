@@ -17,12 +17,6 @@
 #include "stats.h"
 #include "tdeadline.h"
 
-/* The calling thread's: the process deadline or a request's (SPEC 10). */
-int64_t rs_io_process_deadline(void)
-{
-	return rs_tdeadline_get();
-}
-
 /*
  * The last activity is recorded in whole milliseconds, rounded down, so the
  * timeout ends one millisecond later than their sum: never before
@@ -64,14 +58,6 @@ void rs_io_log_timeout(const struct rs_fd *e, bool out, int64_t now)
 	else
 		rs_log(RS_LOG_WARN, &f, "%s %s timed out: no progress for "
 		    "%u ms", out ? "write to" : "read from", d.text, t);
-}
-
-bool rs_io_take_pending(struct rs_fd *e, bool out)
-{
-	bool *flag = out ? &e->write_timed_out : &e->read_timed_out;
-
-	return __atomic_load_n(flag, __ATOMIC_RELAXED) &&
-	    __atomic_exchange_n(flag, false, __ATOMIC_ACQ_REL);
 }
 
 /*

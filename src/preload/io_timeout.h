@@ -12,13 +12,19 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "clock.h"
 #include "fdtable.h"
+#include "tdeadline.h"
 
 /*
  * Returns the calling thread's deadline: the process deadline
  * (RESOLUTE_DEADLINE) or an earlier one from a request it read, or RS_NEVER.
+ * Two loads when no deadline can bind the thread.
  */
-int64_t rs_io_process_deadline(void);
+static inline int64_t rs_io_process_deadline(void)
+{
+	return rs_tdeadline_none() ? RS_NEVER : rs_tdeadline_get();
+}
 
 /*
  * Returns the time at which a transfer in direction out (a write when
@@ -30,8 +36,17 @@ int64_t rs_io_deadline(const struct rs_fd *e, bool out);
 /* Counts and logs (warn) one timeout; called once per occurrence. */
 void rs_io_log_timeout(const struct rs_fd *e, bool out, int64_t now);
 
-/* Takes a timeout a wait reported for direction out; returns whether so. */
-bool rs_io_take_pending(struct rs_fd *e, bool out);
+/*
+ * Takes a timeout a wait reported for direction out; returns whether so.
+ * One relaxed load when none is pending.
+ */
+static inline bool rs_io_take_pending(struct rs_fd *e, bool out)
+{
+	bool *flag = out ? &e->write_timed_out : &e->read_timed_out;
+
+	return __builtin_expect(__atomic_load_n(flag, __ATOMIC_RELAXED), 0) &&
+	    __atomic_exchange_n(flag, false, __ATOMIC_ACQ_REL);
+}
 
 /*
  * For waits: returns the monotonic time at which a wait for `events`

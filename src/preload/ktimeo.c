@@ -10,10 +10,16 @@
  *
  * The margins: Linux keeps SO_RCVTIMEO in whole ticks, rounded up (4 ms
  * at HZ=250, 10 ms at HZ=100), and the timer wheel fires a timeout up to
- * 1/8 of its length late.  With our value set to t - t/8 - 20 ms, the
- * kernel gives up at most t - 12 ms after the call started, so a call
- * that starts within SLACK_MS of the last activity is woken before
- * read_timeout is due, and the slow path's poll makes the timeout exact.
+ * 1/8 of its length late.  With our value set to t - t/8 - 20 ms - lag,
+ * the kernel gives up at most t - 12 ms - lag after the call started.
+ * Whether the call starts within RS_KTIMEO_SLACK_MS of the last activity
+ * is asked of the coarse clock (a fifth of the fine one's cost, on every
+ * read): it trails the true time by less than lag
+ * (rs_clock_coarse_lag_ms), so the call really started within SLACK +
+ * lag of it, and the kernel wakes it at least 7 ms before read_timeout
+ * is due; the slow path's poll then makes the timeout exact.  The last
+ * activity itself is always stamped with the fine clock (io_block.h), so
+ * that no timeout can be early.
  */
 #include "ktimeo.h"
 
@@ -27,7 +33,8 @@
 
 /* Below this, the margins would leave the kernel little to time. */
 #define MIN_TIMEOUT_MS 200
-#define SLACK_MS 5
+/* A coarse clock that trails by more than this is not used. */
+#define MAX_LAG_MS 50
 
 /* Entries whose kernel holds our value, so an exec must look. */
 static unsigned g_armed;
@@ -77,12 +84,12 @@ static void set_ours(struct rs_fd *e, bool out, bool ours)
 /* Makes the kernel hold ms (ours) or the program's own value. */
 static bool put(struct rs_fd *e, int fd, bool out, bool ours, uint32_t ms)
 {
+	if (ours == e->kt_ours[out] && (!ours || ms == e->kt_ms[out]))
+		return true;
 	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) *
 		1000 };
 	int save = errno;
 
-	if (ours == e->kt_ours[out] && (!ours || ms == e->kt_ms[out]))
-		return true;
 	if (rs_real_setsockopt(fd, SOL_SOCKET, opt(out), ours ? &tv :
 		&e->own_tv[out], sizeof(tv)) < 0) {
 		errno = save;
@@ -101,7 +108,7 @@ static bool put(struct rs_fd *e, int fd, bool out, bool ours, uint32_t ms)
  */
 static bool choose(uint32_t t, uint32_t own_ms, uint32_t *ms, bool *ours)
 {
-	uint32_t k = t - t / 8 - 20;
+	uint32_t k = t - t / 8 - 20 - rs_clock_coarse_lag_ms();
 
 	if (own_ms && own_ms < k) {
 		*ours = false;
@@ -115,17 +122,19 @@ static bool choose(uint32_t t, uint32_t own_ms, uint32_t *ms, bool *ours)
 	return true;
 }
 
-bool rs_ktimeo_arm(struct rs_fd *e, int fd, bool out, int flags)
+bool rs_ktimeo_arm_full(struct rs_fd *e, int fd, bool out, int flags)
 {
 	const struct rs_settings *s = e->settings;
 	uint32_t t = out ? s->write_timeout_ms : s->read_timeout_ms, ms;
 	bool ours;
 
 	if (out || e->shared || (flags & (MSG_PEEK | MSG_WAITALL)) ||
-	    t == RS_OFF ||
-	    t < MIN_TIMEOUT_MS || rs_io_process_deadline() != RS_NEVER)
+	    t == RS_OFF || t < MIN_TIMEOUT_MS ||
+	    rs_io_process_deadline() != RS_NEVER ||
+	    rs_clock_coarse_lag_ms() > MAX_LAG_MS)
 		return false;
-	if (rs_clock_now_ms() - rs_fd_last_activity(e) > SLACK_MS)
+	if (rs_clock_coarse_ms() - rs_fd_last_activity(e) >
+	    RS_KTIMEO_SLACK_MS)
 		return false;
 	if (!own_value(e, fd, out) ||
 	    !choose(t, e->own_tmo_ms[out], &ms, &ours))

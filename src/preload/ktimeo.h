@@ -30,15 +30,42 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include "clock.h"
 #include "fdtable.h"
+#include "io_timeout.h"
+
+/* How soon after the last activity a kernel-timed call must start. */
+#define RS_KTIMEO_SLACK_MS 5
+
+/*
+ * rs_ktimeo_arm() the long way: decides, reads the program's value, and
+ * sets ours in the kernel when needed.
+ */
+bool rs_ktimeo_arm_full(struct rs_fd *e, int fd, bool out, int flags);
 
 /*
  * For the first try of a blocking call in direction out (a write when
  * true) with these flags: returns true when it may block under the
  * kernel's timer (ours is in the kernel now, set if needed), false when
  * it must not block (MSG_DONTWAIT, then the slow path, as before).
+ *
+ * The steady state is inline: once ours is in the kernel it stays right
+ * until the program sets its own (which clears kt_ours) or the entry is
+ * made anew, so all a read asks then is the coarse clock (ktimeo.c).
  */
-bool rs_ktimeo_arm(struct rs_fd *e, int fd, bool out, int flags);
+static inline bool rs_ktimeo_arm(struct rs_fd *e, int fd, bool out,
+    int flags)
+{
+	/* Writes are never kernel-timed (ktimeo.c says why). */
+	if (out)
+		return false;
+	if (e->kt_ours[0] && !e->shared &&
+	    !(flags & (MSG_PEEK | MSG_WAITALL)) &&
+	    rs_io_process_deadline() == RS_NEVER)
+		return rs_clock_coarse_ms() - rs_fd_last_activity(e) <=
+		    RS_KTIMEO_SLACK_MS;
+	return rs_ktimeo_arm_full(e, fd, out, flags);
+}
 
 /*
  * After a kernel-timed first try that failed with r (-EAGAIN or -EINTR):

@@ -15,13 +15,16 @@
 
 #include "guard.h"
 
-/* Returns the next definition of name, or NULL. */
-static void *resolve(void **slot, const char *name)
+/*
+ * Returns the next definition of name, or NULL.  Out of line: it runs once
+ * per name, and keeping it out of the forwarders keeps them a load, a test
+ * and a jump.
+ */
+static __attribute__((noinline, cold)) void *resolve(void **slot,
+    const char *name)
 {
-	void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+	void *p;
 
-	if (p)
-		return p;
 	rs_guard_enter();
 	p = dlsym(RTLD_NEXT, name);
 	rs_guard_leave();
@@ -30,21 +33,37 @@ static void *resolve(void **slot, const char *name)
 	return p;
 }
 
+/* The resolved pointer in slot, resolving name on first use. */
+static inline void *resolved(void **slot, const char *name)
+{
+	void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+
+	return __builtin_expect(p != NULL, 1) ? p : resolve(slot, name);
+}
+
 /*
  * REAL(ret, name, params, args) defines rs_real_name(params), forwarding
  * args to the resolved symbol, or failing with ENOSYS when there is none.
+ * HOT() does the same with its slot shared with realfast.h (which declares
+ * it; not included here, as it includes real.h), whose inline
+ * forwarders the exported reads and writes call directly.
  */
-#define REAL(ret, name, params, args)                                   \
+#define REAL_IN(slot, ret, name, params, args)                          \
 	ret rs_real_##name params                                       \
 	{                                                               \
-		static void *slot;                                      \
-		ret(*fn) params = (ret(*) params)resolve(&slot, #name); \
+		ret(*fn) params = (ret(*) params)resolved(&(slot), #name); \
 		if (!fn) {                                              \
 			errno = ENOSYS;                                 \
 			return (ret)-1;                                 \
 		}                                                       \
 		return fn args;                                         \
 	}
+#define REAL(ret, name, params, args)                                   \
+	static void *slot_##name;                                       \
+	REAL_IN(slot_##name, ret, name, params, args)
+#define HOT(ret, name, params, args)                                    \
+	void *rs_real_slot_##name;                                      \
+	REAL_IN(rs_real_slot_##name, ret, name, params, args)
 
 REAL(int, connect, (int fd, const struct sockaddr *sa, socklen_t len),
     (fd, sa, len))
@@ -67,25 +86,25 @@ REAL(int, getsockopt, (int fd, int lv, int nm, void *v, socklen_t *l),
 REAL(int, setsockopt, (int fd, int lv, int nm, const void *v, socklen_t l),
     (fd, lv, nm, v, l))
 
-REAL(ssize_t, read, (int fd, void *b, size_t n), (fd, b, n))
-REAL(ssize_t, readv, (int fd, const struct iovec *v, int c), (fd, v, c))
-REAL(ssize_t, recv, (int fd, void *b, size_t n, int fl), (fd, b, n, fl))
-REAL(ssize_t, recvfrom,
+HOT(ssize_t, read, (int fd, void *b, size_t n), (fd, b, n))
+HOT(ssize_t, readv, (int fd, const struct iovec *v, int c), (fd, v, c))
+HOT(ssize_t, recv, (int fd, void *b, size_t n, int fl), (fd, b, n, fl))
+HOT(ssize_t, recvfrom,
     (int fd, void *b, size_t n, int fl, struct sockaddr *sa, socklen_t *l),
     (fd, b, n, fl, sa, l))
-REAL(ssize_t, recvmsg, (int fd, struct msghdr *m, int fl), (fd, m, fl))
+HOT(ssize_t, recvmsg, (int fd, struct msghdr *m, int fl), (fd, m, fl))
 REAL(int, recvmmsg,
     (int fd, struct mmsghdr *v, unsigned n, int fl, struct timespec *t),
     (fd, v, n, fl, t))
-REAL(ssize_t, write, (int fd, const void *b, size_t n), (fd, b, n))
-REAL(ssize_t, writev, (int fd, const struct iovec *v, int c), (fd, v, c))
-REAL(ssize_t, send, (int fd, const void *b, size_t n, int fl),
+HOT(ssize_t, write, (int fd, const void *b, size_t n), (fd, b, n))
+HOT(ssize_t, writev, (int fd, const struct iovec *v, int c), (fd, v, c))
+HOT(ssize_t, send, (int fd, const void *b, size_t n, int fl),
     (fd, b, n, fl))
-REAL(ssize_t, sendto,
+HOT(ssize_t, sendto,
     (int fd, const void *b, size_t n, int fl, const struct sockaddr *sa,
 	socklen_t l),
     (fd, b, n, fl, sa, l))
-REAL(ssize_t, sendmsg, (int fd, const struct msghdr *m, int fl), (fd, m, fl))
+HOT(ssize_t, sendmsg, (int fd, const struct msghdr *m, int fl), (fd, m, fl))
 REAL(int, sendmmsg, (int fd, struct mmsghdr *v, unsigned n, int fl),
     (fd, v, n, fl))
 

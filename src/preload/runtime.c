@@ -30,6 +30,8 @@ static struct rs_runtime runtime;
 static int ready;			/* atomic: runtime is complete */
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 
+int rs_runtime_deadline_set;
+
 const struct rs_runtime *rs_runtime_peek(void)
 {
 	return __atomic_load_n(&ready, __ATOMIC_ACQUIRE) ? &runtime : NULL;
@@ -110,6 +112,8 @@ static void init_locked(void)
 	runtime.secure = getauxval(AT_SECURE) != 0;
 	rs_log_configure_from(runtime.secure, rs_startenv_get);
 	runtime.deadline_ms = read_deadline(&runtime.deadline_epoch_ms);
+	if (runtime.deadline_ms != RS_NEVER)
+		__atomic_store_n(&rs_runtime_deadline_set, 1, __ATOMIC_RELAXED);
 	if (!rs_startenv_is("RESOLUTE_DISABLE", "1")) {
 		runtime.policy = load_policy(runtime.secure);
 		if (!runtime.policy && rs_startenv_is("RESOLUTE_STRICT", "1"))

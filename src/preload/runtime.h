@@ -35,6 +35,13 @@ const struct rs_runtime *rs_runtime_get(void);
 const struct rs_runtime *rs_runtime_peek(void);
 
 /*
+ * Nonzero once start-up found a process deadline (set before the runtime
+ * is published, never cleared): the read and write fast paths test it
+ * with one load instead of a call.
+ */
+extern int rs_runtime_deadline_set __attribute__((visibility("hidden")));
+
+/*
  * Fork handlers (init.c): the start-up lock is held across fork() so that
  * the child never inherits it held; release is for the parent and the
  * child alike.

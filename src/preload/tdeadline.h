@@ -10,7 +10,27 @@
 #ifndef RS_TDEADLINE_H
 #define RS_TDEADLINE_H
 
+#include <stdbool.h>
 #include <stdint.h>
+
+#include "runtime.h"
+
+/*
+ * Nonzero once a thread of this process took a request's deadline (never
+ * cleared), so that the read and write fast paths can skip everything
+ * deadline-related with two loads (rs_tdeadline_none).
+ */
+extern int rs_tdeadline_taken __attribute__((visibility("hidden")));
+
+/*
+ * Returns true when no deadline can bind the calling thread, so that
+ * rs_tdeadline_get() would return RS_NEVER; false when one may.
+ */
+static inline bool rs_tdeadline_none(void)
+{
+	return !(__atomic_load_n(&rs_runtime_deadline_set, __ATOMIC_RELAXED) |
+	    __atomic_load_n(&rs_tdeadline_taken, __ATOMIC_RELAXED));
+}
 
 /*
  * Returns the calling thread's deadline on the monotonic clock: the

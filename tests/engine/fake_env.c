@@ -38,6 +38,7 @@
 
 static int64_t clock_ms = 1000000000LL, start_ms;
 static struct rs_runtime runtime = { .deadline_ms = RS_NEVER };
+int rs_runtime_deadline_set;
 static struct rs_policy *policy;
 static unsigned stats[RS_STAT_COUNT];
 static char log_path[64];
@@ -45,6 +46,13 @@ static char log_path[64];
 /* ---- the clock ---- */
 
 int64_t __wrap_rs_clock_now_ms(void);
+int64_t __wrap_rs_clock_coarse_ms(void);
+
+/* The coarse clock of the engines' cheap checks: the same fake time. */
+int64_t __wrap_rs_clock_coarse_ms(void)
+{
+	return clock_ms;
+}
 
 int64_t __wrap_rs_clock_now_ms(void)
 {
@@ -103,6 +111,8 @@ const struct rs_policy *fk_policy(const char *yaml)
 void fk_deadline(int64_t in_ms)
 {
 	runtime.deadline_ms = in_ms == RS_NEVER ? RS_NEVER : clock_ms + in_ms;
+	if (runtime.deadline_ms != RS_NEVER)
+		rs_runtime_deadline_set = 1;
 	/* As RESOLUTE_DEADLINE gives it: on the wall clock, for headers. */
 	runtime.deadline_epoch_ms = in_ms == RS_NEVER ? 0 :
 	    rs_clock_epoch_ms() + in_ms;

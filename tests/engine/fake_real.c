@@ -15,6 +15,15 @@
 
 #include "real.h"
 
+/*
+ * The pointers of realfast.h stay NULL, so that its inline forwarders call
+ * the scripted rs_real_*() below.
+ */
+void *rs_real_slot_read, *rs_real_slot_readv, *rs_real_slot_recv,
+    *rs_real_slot_recvfrom, *rs_real_slot_recvmsg, *rs_real_slot_write,
+    *rs_real_slot_writev, *rs_real_slot_send, *rs_real_slot_sendto,
+    *rs_real_slot_sendmsg;
+
 /* ---- connect and socket options ---- */
 
 int rs_real_connect(int fd, const struct sockaddr *sa, socklen_t len)

@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -59,17 +60,30 @@ static struct t_step find_step(const struct t_run *r, const char *name)
 	return s;
 }
 
+/* Epoch milliseconds, for RESOLUTE_DEADLINE. */
+static long long epoch_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /*
  * Runs rsclient against peer mode (with extra peer arguments) under the
- * yaml policy, with the client steps given, NULL-terminated.
+ * yaml policy, with the client steps in ap, NULL-terminated; with
+ * RESOLUTE_DEADLINE deadline_in_ms from just before the client starts
+ * when deadline_in_ms > 0 (after the peer has started, so that the whole
+ * run can be timed against it).
  */
-static void run_client(struct t_run *r, const char *yaml, const char *mode,
-    const char *parg1, const char *parg2, ...)
+static void run_client_v(struct t_run *r, const char *yaml,
+    long long deadline_in_ms, const char *mode, const char *parg1,
+    const char *parg2, va_list ap)
 {
 	struct t_peer p;
-	char port[16], *argv[24];
+	char port[16], *argv[24], env0[64];
+	const char *env[] = { env0, NULL };
 	int n = 0;
-	va_list ap;
 
 	/* The peer's lifetime bounds a client the library fails to stop. */
 	if (parg1)
@@ -82,17 +96,40 @@ static void run_client(struct t_run *r, const char *yaml, const char *mode,
 	argv[n++] = (char *)t_client();
 	argv[n++] = "127.0.0.1";
 	argv[n++] = port;
-	va_start(ap, parg2);
 	for (char *a; n < 23 && (a = va_arg(ap, char *));)
 		argv[n++] = a;
-	va_end(ap);
 	argv[n] = NULL;
 	char *policy = t_policy(yaml);
 
-	assert_int_equal(t_run(r, policy, NULL, argv), 0);
+	snprintf(env0, sizeof(env0), "RESOLUTE_DEADLINE=%lld",
+	    epoch_ms() + deadline_in_ms);
+	assert_int_equal(t_run(r, policy, deadline_in_ms > 0 ? env : NULL,
+	    argv), 0);
 	unlink(policy);
 	free(policy);
 	t_peer_stop(&p);
+}
+
+/* run_client_v() with no environment, the steps as arguments. */
+static void run_client(struct t_run *r, const char *yaml, const char *mode,
+    const char *parg1, const char *parg2, ...)
+{
+	va_list ap;
+
+	va_start(ap, parg2);
+	run_client_v(r, yaml, 0, mode, parg1, parg2, ap);
+	va_end(ap);
+}
+
+/* run_client_v() under a process deadline deadline_in_ms away. */
+static void run_client_deadline(struct t_run *r, const char *yaml,
+    long long deadline_in_ms, const char *mode, ...)
+{
+	va_list ap;
+
+	va_start(ap, mode);
+	run_client_v(r, yaml, deadline_in_ms, mode, NULL, NULL, ap);
+	va_end(ap);
 }
 
 /* Asserts a step failed with err after [lo, lo + slack) ms of the run. */
@@ -130,6 +167,30 @@ static void test_silent_read_times_out(void **state)
 	    "read", NULL);
 	assert_failed_in(&r, "read", "ETIMEDOUT", find_step(&r, "http").ms,
 	    800);
+}
+
+/*
+ * A process deadline ends a blocking read on a socket with no read_timeout
+ * (SPEC §6, §10): such a read is the plain call on the fast path only
+ * while no deadline can bind the thread.  The deadline counts from just
+ * before the client started, so the whole run is timed.
+ */
+static void test_process_deadline_ends_untimed_read(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	run_client_deadline(&r, "version: 1\ndefaults:\n"
+	    "  connect_timeout: 2s\n", 1000, "silent", "connect", "recv",
+	    NULL);
+	struct t_step s = find_step(&r, "recv");
+
+	if (strcmp(s.result, "ETIMEDOUT") != 0 || r.elapsed_ms < 1000 - 1 ||
+	    r.elapsed_ms >= 1000 + slack()) {
+		t_show(&r);
+		fail_msg("recv: want ETIMEDOUT after 1000 ms (+%lld), got %s "
+		    "after %lld", slack(), s.result, r.elapsed_ms);
+	}
 }
 
 /* An answer after 0.4 s is within a 1 s read timeout, and not delayed. */
@@ -396,6 +457,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_silent_recv_times_out),
 		cmocka_unit_test(test_silent_read_times_out),
+		cmocka_unit_test(test_process_deadline_ends_untimed_read),
 		cmocka_unit_test(test_slow_answer_within_timeout),
 		cmocka_unit_test(test_stall_mid_response),
 		cmocka_unit_test(test_eof_is_immediate),

@@ -1,0 +1,274 @@
+/*
+ * interpose_io.c - the exported reads and writes.
+ *
+ * Each exported name first asks plain(): a descriptor the library does not
+ * manage, or a managed socket with nothing to time, record or track, goes
+ * straight to libc through realfast.h, a few loads and a jump, no call
+ * into the engines and no clock read.  Anything else takes the middle
+ * half (*_engine): a socket that is the io engine's alone (io.h) goes to
+ * it directly; the rest takes the slow half (*_slow), which guards and
+ * delegates to the HTTP engines (httpio.h, httphook.h) or the io engine.
+ * Thread-safe: nothing here takes a lock.
+ */
+#include <errno.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "fdtable.h"
+#include "guard.h"
+#include "httphook.h"
+#include "httpio.h"
+#include "interpose.h"
+#include "io.h"
+#include "realfast.h"
+
+/* The fortified reads, which _FORTIFY_SOURCE builds call. */
+ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
+ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
+ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
+    struct sockaddr *sa, socklen_t *len);
+
+/*
+ * The slow halves stay out of line, so that the fast half needs no stack
+ * frame and ends in a jump to libc.
+ */
+#define SLOW static __attribute__((noinline))
+
+/* The exported names and middle halves sit together (io.c says why). */
+#define HOT __attribute__((hot))
+
+/*
+ * The engine of a managed call: the HTTP retry engine's when it may have
+ * something to do (httpio.h), else the io engine's directly.
+ */
+#define HIO(name, e, ...) \
+	(rs_hio_wanted(e) ? rs_hio_##name(e, __VA_ARGS__) : \
+	    rs_io_##name(e, __VA_ARGS__))
+
+/*
+ * Whether a transfer on fd, whose entry is e (NULL: unmanaged), is the
+ * real call and nothing else: the library does not manage fd or has
+ * nothing to do on it (rs_io_plain), and no HTTP tracker follows it
+ * (rs_httpconn_get, one load while no policy asks for tracking).  The
+ * guard needs no test: under it, calls are real anyway.
+ */
+static inline __attribute__((always_inline)) bool plain(
+    const struct rs_fd *e, int fd)
+{
+	return __builtin_expect((e == NULL || rs_io_plain(e)) &&
+	    rs_httpconn_get(fd) == NULL, 1);
+}
+
+/*
+ * Whether a transfer on fd, whose entry is e, is the io engine's alone:
+ * managed, outside the library, and neither HTTP engine has anything to
+ * do with it.  The steady state of a socket with read or write timeouts.
+ */
+static inline __attribute__((always_inline)) bool engine_only(
+    struct rs_fd *e, int fd)
+{
+	return e != NULL && !rs_guard_active() && !rs_hio_wanted(e) &&
+	    rs_httpconn_get(fd) == NULL;
+}
+
+/* ---- the slow halves ---- */
+
+SLOW ssize_t read_slow(struct rs_fd *e, int fd, void *buf, size_t n)
+{
+	e = rs_guard_active() ? NULL : e;
+
+	return rs_hook_read(fd, buf, n, 0, e ? LIBC_RET(HIO(read, e, fd, buf,
+	    n)) : rs_real_read(fd, buf, n));
+}
+
+EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+	if (n > buflen)
+		__chk_fail();
+	return read(fd, buf, n);
+}
+
+SLOW ssize_t readv_slow(struct rs_fd *e, int fd, const struct iovec *iov,
+    int cnt)
+{
+	e = rs_guard_active() ? NULL : e;
+
+	return rs_hook_readv(fd, iov, cnt, cnt > 0 ? rs_hook_iov_total(iov,
+	    (size_t)cnt) : 0, 0, e ? LIBC_RET(HIO(readv, e, fd, iov, cnt)) :
+	    rs_real_readv(fd, iov, cnt));
+}
+
+SLOW ssize_t recv_slow(struct rs_fd *e, int fd, void *buf, size_t n, int flags)
+{
+	e = rs_guard_active() ? NULL : e;
+
+	return rs_hook_read(fd, buf, n, flags, e ? LIBC_RET(HIO(recv, e, fd,
+	    buf, n, flags)) : rs_real_recv(fd, buf, n, flags));
+}
+
+EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
+{
+	if (n > buflen)
+		__chk_fail();
+	return recv(fd, buf, n, flags);
+}
+
+SLOW ssize_t recvfrom_slow(struct rs_fd *e, int fd, void *buf, size_t n,
+    int flags, struct sockaddr *sa, socklen_t *len)
+{
+	e = rs_guard_active() ? NULL : e;
+
+	return rs_hook_read(fd, buf, n, flags, e ? LIBC_RET(HIO(recvfrom, e,
+	    fd, buf, n, flags, sa, len)) : rs_real_recvfrom(fd, buf, n, flags,
+	    sa, len));
+}
+
+EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen,
+    int flags, struct sockaddr *sa, socklen_t *len)
+{
+	if (n > buflen)
+		__chk_fail();
+	return recvfrom(fd, buf, n, flags, sa, len);
+}
+
+SLOW ssize_t recvmsg_slow(struct rs_fd *e, int fd, struct msghdr *msg,
+    int flags)
+{
+	e = rs_guard_active() ? NULL : e;
+
+	ssize_t r = e ? LIBC_RET(HIO(recvmsg, e, fd, msg, flags)) :
+	    rs_real_recvmsg(fd, msg, flags);
+
+	return rs_hook_readv(fd, msg->msg_iov, (int)msg->msg_iovlen,
+	    rs_hook_iov_total(msg->msg_iov, msg->msg_iovlen), flags, r);
+}
+
+EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned n, int flags,
+    struct timespec *tmo)
+{
+	struct rs_fd *e = managed(fd);
+
+	if (e && rs_hio_wanted(e))
+		rs_hio_untracked(e);
+	return e ? LIBC_RET(rs_io_recvmmsg(e, fd, v, n, flags, tmo)) :
+	    rs_real_recvmmsg(fd, v, n, flags, tmo);
+}
+
+SLOW ssize_t write_slow(struct rs_fd *e, int fd, const void *buf, size_t n)
+{
+	e = rs_guard_active() ? NULL : e;
+	struct rs_httpconn *c = rs_hook_http(fd);
+
+	if (c)
+		return LIBC_RET(rs_hook_send(c, e, fd, buf, n, 0, NULL, 0));
+
+	return e ? LIBC_RET(HIO(write, e, fd, buf, n)) :
+	    rs_real_write(fd, buf, n);
+}
+
+SLOW ssize_t writev_slow(struct rs_fd *e, int fd, const struct iovec *iov,
+    int cnt)
+{
+	e = rs_guard_active() ? NULL : e;
+	struct rs_httpconn *c = cnt > 0 ? rs_hook_http(fd) : NULL;
+	struct msghdr m = { .msg_iov = (struct iovec *)iov,
+		.msg_iovlen = cnt > 0 ? (size_t)cnt : 0 };
+
+	if (c)
+		return LIBC_RET(rs_httpconn_send(c, e, fd, &m, 0));
+
+	return e ? LIBC_RET(HIO(writev, e, fd, iov, cnt)) :
+	    rs_real_writev(fd, iov, cnt);
+}
+
+SLOW ssize_t send_slow(struct rs_fd *e, int fd, const void *buf, size_t n,
+    int flags)
+{
+	e = rs_guard_active() ? NULL : e;
+	struct rs_httpconn *c = rs_hook_http(fd);
+
+	if (c)
+		return LIBC_RET(rs_hook_send(c, e, fd, buf, n, flags, NULL, 0));
+
+	return e ? LIBC_RET(HIO(send, e, fd, buf, n, flags)) :
+	    rs_real_send(fd, buf, n, flags);
+}
+
+SLOW ssize_t sendto_slow(struct rs_fd *e, int fd, const void *buf, size_t n,
+    int flags, const struct sockaddr *sa, socklen_t len)
+{
+	e = rs_guard_active() ? NULL : e;
+	struct rs_httpconn *c = rs_hook_http(fd);
+
+	if (c)
+		return LIBC_RET(rs_hook_send(c, e, fd, buf, n, flags, sa, len));
+
+	return e ? LIBC_RET(HIO(sendto, e, fd, buf, n, flags, sa, len)) :
+	    rs_real_sendto(fd, buf, n, flags, sa, len);
+}
+
+SLOW ssize_t sendmsg_slow(struct rs_fd *e, int fd, const struct msghdr *msg,
+    int flags)
+{
+	e = rs_guard_active() ? NULL : e;
+	struct rs_httpconn *c = rs_hook_http(fd);
+
+	if (c)
+		return LIBC_RET(rs_httpconn_send(c, e, fd, msg, flags));
+
+	return e ? LIBC_RET(HIO(sendmsg, e, fd, msg, flags)) :
+	    rs_real_sendmsg(fd, msg, flags);
+}
+
+EXPORT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
+{
+	struct rs_fd *e = managed(fd);
+
+	if (e && rs_hio_wanted(e))
+		rs_hio_untracked(e);
+	return e ? LIBC_RET(rs_io_sendmmsg(e, fd, v, n, flags)) :
+	    rs_real_sendmmsg(fd, v, n, flags);
+}
+
+/*
+ * WRAP(name, params, args) defines the exported name and its middle half:
+ * the exported one is the fast half (the real call when plain()), then
+ * name_engine(): the io engine directly for a socket that is its alone,
+ * else name_slow().  The middle half is apart so that the exported name
+ * needs no stack frame.
+ */
+#define WRAP(name, params, args)                                        \
+	SLOW HOT ssize_t name##_engine(struct rs_fd *e,                \
+	    RS_UNPAREN params)                                          \
+	{                                                               \
+		if (engine_only(e, fd))                                 \
+			return LIBC_RET(rs_io_##name(e, RS_UNPAREN args)); \
+		return name##_slow(e, RS_UNPAREN args);                 \
+	}                                                               \
+	EXPORT HOT ssize_t name params                                  \
+	{                                                               \
+		struct rs_fd *e = rs_fd_get(fd);                        \
+									\
+		if (plain(e, fd))                                       \
+			return rs_realfast_##name args;                 \
+		return name##_engine(e, RS_UNPAREN args);               \
+	}
+#define RS_UNPAREN(...) __VA_ARGS__
+
+/* ---- the exported names ---- */
+
+WRAP(read, (int fd, void *buf, size_t n), (fd, buf, n))
+WRAP(readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt))
+WRAP(recv, (int fd, void *buf, size_t n, int flags), (fd, buf, n, flags))
+WRAP(recvfrom, (int fd, void *buf, size_t n, int flags, struct sockaddr *sa,
+    socklen_t *len), (fd, buf, n, flags, sa, len))
+WRAP(recvmsg, (int fd, struct msghdr *msg, int flags), (fd, msg, flags))
+WRAP(write, (int fd, const void *buf, size_t n), (fd, buf, n))
+WRAP(writev, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt))
+WRAP(send, (int fd, const void *buf, size_t n, int flags),
+    (fd, buf, n, flags))
+WRAP(sendto, (int fd, const void *buf, size_t n, int flags,
+    const struct sockaddr *sa, socklen_t len), (fd, buf, n, flags, sa, len))
+WRAP(sendmsg, (int fd, const struct msghdr *msg, int flags),
+    (fd, msg, flags))

@@ -1,0 +1,170 @@
+/*
+ * test_engine_io_fast.c - the steady state of reads and writes: a read
+ * that starts right after the last activity blocks under the kernel's
+ * timer, set once per connection, and one that starts later takes the
+ * exact path; rs_io_plain() says when a call is the real call alone.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <cmocka.h>
+
+#include "clock.h"
+#include "fake.h"
+#include "fdtable.h"
+#include "io.h"
+#include "ktimeo.h"
+
+#define FD 105
+
+static const char *const POLICY_R500 = FK_POLICY("3", "500ms", "off");
+static const char *const POLICY_OFF = FK_POLICY("3", "off", "off");
+
+/* The value the kernel holds for a 500 ms read_timeout (ktimeo.c). */
+static long kernel_ms(void)
+{
+	return 500 - 500 / 8 - 20 - (long)rs_clock_coarse_lag_ms();
+}
+
+static long rcvtimeo_ms(void)
+{
+	const struct timeval *tv = &fk_sock(FD)->rcvtimeo;
+
+	return (long)tv->tv_sec * 1000 + (long)tv->tv_usec / 1000;
+}
+
+/*
+ * The first read puts our SO_RCVTIMEO in the kernel, below read_timeout
+ * by the timer's margins and the coarse clock's lag; the next one, right
+ * after it, blocks under it without setting it again, and when the
+ * kernel's timer ends it the exact wait makes up the rest.
+ */
+static void test_kernel_timer_set_once(void **state)
+{
+	static struct fk_step steps[] = {
+		{ .fn = FK_RECV, .fd = FD, .data = "a", .ret = -1 },
+		{ .fn = FK_RECV, .fd = FD, .err = EAGAIN },
+		FK_POLL_QUIET(0),
+		FK_STOP,
+	};
+	char buf[4];
+
+	(void)state;
+	steps[1].advance_ms = kernel_ms();
+	steps[2].tmo_ms = (int)(501 - kernel_ms());
+	fk_script(steps);
+	struct rs_fd *e = fk_connected(FD, fk_policy(POLICY_R500), false);
+
+	assert_int_equal(rs_io_read(e, FD, buf, sizeof(buf)), 1);
+	assert_true(e->kt_ours[0]);
+	assert_int_equal(rcvtimeo_ms(), kernel_ms());
+	/* A value only the library could have put back. */
+	fk_sock(FD)->rcvtimeo.tv_sec = 77;
+	assert_int_equal(rs_io_read(e, FD, buf, sizeof(buf)), -ETIMEDOUT);
+	assert_int_equal(fk_now(), 501);
+	assert_int_equal(fk_sock(FD)->rcvtimeo.tv_sec, 77);
+	assert_int_equal(fk_stat(RS_STAT_READ_TIMEOUTS), 1);
+	fk_done();
+}
+
+/*
+ * A read that starts RS_KTIMEO_SLACK_MS after the last activity is still
+ * the kernel's; one that starts a millisecond later tries without
+ * blocking and waits exactly until read_timeout after the activity.
+ */
+static void test_late_read_is_exact(void **state)
+{
+	static struct fk_step steps[] = {
+		{ .fn = FK_RECV, .fd = FD, .data = "a", .ret = -1 },
+		{ .fn = FK_RECV, .fd = FD, .data = "b", .ret = -1 },
+		{ .fn = FK_RECV, .fd = FD, .err = EAGAIN,
+		  .flags = MSG_DONTWAIT },
+		FK_POLL_QUIET(501 - RS_KTIMEO_SLACK_MS - 1),
+		FK_STOP,
+	};
+	char buf[4];
+
+	(void)state;
+	fk_script(steps);
+	struct rs_fd *e = fk_connected(FD, fk_policy(POLICY_R500), false);
+
+	assert_int_equal(rs_io_read(e, FD, buf, sizeof(buf)), 1);
+	fk_advance(RS_KTIMEO_SLACK_MS);
+	assert_int_equal(rs_io_read(e, FD, buf, sizeof(buf)), 1);
+	int64_t last = fk_now();
+
+	fk_advance(RS_KTIMEO_SLACK_MS + 1);
+	assert_int_equal(rs_io_read(e, FD, buf, sizeof(buf)), -ETIMEDOUT);
+	assert_int_equal(fk_now() - last, 501);
+	fk_done();
+}
+
+/* A write never blocks under the kernel's timer (ktimeo.c says why). */
+static void test_write_not_kernel_timed(void **state)
+{
+	static const struct fk_step steps[] = {
+		{ .fn = FK_SEND, .fd = FD, .ret = -1, .flags = MSG_DONTWAIT },
+		FK_STOP,
+	};
+
+	(void)state;
+	fk_script(steps);
+	struct rs_fd *e = fk_connected(FD, fk_policy(FK_POLICY("3", "off",
+	    "500ms")), false);
+
+	assert_int_equal(rs_io_write(e, FD, "abc", 3), 3);
+	assert_false(e->kt_ours[1]);
+	fk_done();
+}
+
+/*
+ * The exported names' test for "the real call and nothing else": only a
+ * connected socket with no timeout to keep, none pending and no deadline.
+ * Last in the file: a deadline, once seen, is assumed from then on.
+ */
+static void test_plain(void **state)
+{
+	static const struct fk_step steps[] = { FK_STOP };
+
+	(void)state;
+	fk_script(steps);
+	struct rs_fd *e = fk_connected(FD, fk_policy(POLICY_OFF), false);
+
+	assert_true(rs_io_plain(e));
+	e->read_timed_out = true;
+	assert_false(rs_io_plain(e));
+	e->read_timed_out = false;
+	e->write_timed_out = true;
+	assert_false(rs_io_plain(e));
+	e->write_timed_out = false;
+	rs_fd_set_state(e, RS_FD_CONNECTING);
+	assert_false(rs_io_plain(e));
+	rs_fd_set_state(e, RS_FD_CONNECTED);
+	e = fk_connected(FD, fk_policy(POLICY_R500), false);
+	assert_false(rs_io_plain(e));
+	e = fk_connected(FD, fk_policy(FK_POLICY("3", "off", "1s")), false);
+	assert_false(rs_io_plain(e));
+	e = fk_connected(FD, fk_policy(POLICY_OFF), false);
+	assert_true(rs_io_plain(e));
+	fk_deadline(1000);
+	assert_false(rs_io_plain(e));
+	fk_done();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kernel_timer_set_once),
+		cmocka_unit_test(test_late_read_is_exact),
+		cmocka_unit_test(test_write_not_kernel_timed),
+		cmocka_unit_test(test_plain),
+	};
+
+	return fk_run_group("the steady state of reads and writes", NULL, 0,
+	    tests, sizeof(tests) / sizeof(tests[0]));
+}
