@@ -17,6 +17,8 @@
 # N at once (below), RS_SERIAL="test_c" keeps those out of the pool.  The
 # closing lines give each tier's summed test time and the wall-clock time;
 # each test's time is kept in $B/test-times for the next run's order.
+# RS_SLACK_MS is added to every upper timing bound of every test, on top of
+# the test's own slack: valgrind and the sanitizers set it to 1000 ms.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 B=${B:-build}
@@ -73,8 +75,7 @@ case $jobs in '' | *[!0-9]* | 0) echo "run-tests.sh: RS_JOBS must be a positive 
 # deadline, test_http_retry's asyncio client (two retried GETs within
 # 2 s + 1 s), and the MariaDB server and clients of test_services_mariadb.
 # Run with the others, each missed a window once under load.  Alone they
-# still can when the machine is busy (the python3 cases' window is
-# RS_SLACK_MS, 1000 ms under ASan, for a ~400 ms start-up).
+# still can when the machine is busy.
 serial_asan="test_clients_io test_deadline_chain test_http_retry
 test_services_mariadb"
 [ -n "${RS_ASAN:-}" ] || serial_asan=""

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../.." || exit 2
 B=${RS_BUILD:-$PWD/build}
 LIB=${RS_LIB:-$B/libresolute.so}
 PEER=$B/itests/peer
-SLACK=${RS_SLACK_MS:-2000}
+SLACK=$((2000 + ${RS_SLACK_MS:-0}))
 [ -x "$PEER" ] || { echo "SKIPPED: $PEER not built (make tests)"; exit 0; }
 tmp=$(mktemp -d /tmp/rs-clients-io-XXXXXX)
 policy=$tmp/policy.yaml
