@@ -16,6 +16,9 @@ cd "$(dirname "$0")/.." || exit 2
 B=${B:-build}
 CC=${CC:-cc}
 REPS=${REPS:-5}
+# PAIRS: pairs of short runs for the rows of the noisiest ratios (redis,
+# pgbench), whose spread is reported with them.
+PAIRS=${PAIRS:-15}
 # BENCH_LIB: another build of the library to measure (a baseline).
 LIB=${BENCH_LIB:-$PWD/$B/libresolute.so}
 [ -f "$LIB" ] || { echo "bench: $LIB missing; run make first" >&2; exit 2; }
@@ -83,21 +86,77 @@ b_pg_count() { b_pgbench -t "$1"; }
 # with POLICY: sets PRE so that what follows runs under the library.
 with() { PRE="env LD_PRELOAD=$LIB RESOLUTE_POLICY=$tmp/$1.yaml RESOLUTE_LOG=error"; }
 
-# time_row NAME POLICY REPS FUNC SIZE: "NAME without with" (medians),
-# alternating the two REPS times.
+# busy_jiffies: "busy total" jiffies of all CPUs so far (/proc/stat).
+busy_jiffies() {
+	awk '$1 == "cpu" { t = 0; for (k = 2; k <= NF; k++) t += $k
+		print t - $5 - $6, t; exit }' /proc/stat 2>/dev/null
+}
+
+# one_run FUNC SIZE OUT: one run, its figure appended to OUT; a run that
+# prints nothing (it failed) leaves "fail", so that every run is counted.
+one_run() {
+	v=$($1 "$2" | awk '{ print $2 }')
+	echo "${v:-fail}" >>"$3"
+}
+
+# time_row NAME POLICY REPS FUNC SIZE: REPS pairs of runs without and
+# with the library, back to back, the order swapped every pair (ABBA...)
+# so that a drift in machine load falls on both sides alike.  Each pair
+# gives a ratio with/without; the row reports the medians of both sides,
+# the median of the pair ratios and their interquartile range, and how
+# busy the machine was meanwhile (load average; the share of both CPUs
+# in use, this benchmark's one pinned CPU included).
 time_row() {
 	name=$1 pol=$2 reps=$3 fn=$4 size=$5
 	: >"$tmp/off"
 	: >"$tmp/on"
+	l0=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null)
+	j0=$(busy_jiffies)
 	i=0
 	while [ "$i" -lt "$reps" ]; do
 		PRE="" PIN=$pin
-		$fn "$size" | awk '{ print $2 }' >>"$tmp/off"
-		with "$pol"
-		$fn "$size" | awk '{ print $2 }' >>"$tmp/on"
+		if [ $((i % 2)) = 0 ]; then
+			one_run "$fn" "$size" "$tmp/off"
+			with "$pol"
+			one_run "$fn" "$size" "$tmp/on"
+		else
+			with "$pol"
+			one_run "$fn" "$size" "$tmp/on"
+			PRE=""
+			one_run "$fn" "$size" "$tmp/off"
+		fi
 		i=$((i + 1))
 	done
-	echo "$name $(median "$tmp/off") $(median "$tmp/on")" >>"$tmp/times"
+	l1=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null)
+	j1=$(busy_jiffies)
+	paste -d' ' "$tmp/off" "$tmp/on" | awk -v n="$name" -v l0="${l0:-?}" \
+	    -v l1="${l1:-?}" -v j0="${j0:-0 0}" -v j1="${j1:-0 0}" -v ncpu="$(nproc)" '
+	function q(p,   x, k) {	# quantile p of r[1..m], interpolated
+		if (m == 0) return "nan"
+		x = 1 + (m - 1) * p; k = int(x)
+		return k >= m ? r[m] : r[k] + (x - k) * (r[k + 1] - r[k])
+	}
+	function med(a, c,   t, k, l, h) {	# median of a[1..c]
+		if (c == 0) return "nan"
+		for (k = 2; k <= c; k++) for (l = k; l > 1 && a[l - 1] > a[l]; l--) {
+			h = a[l]; a[l] = a[l - 1]; a[l - 1] = h }
+		return c % 2 ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2
+	}
+	{
+		if ($1 != "fail") off[++no] = $1
+		if ($2 != "fail") on[++nn] = $2
+		if ($1 == "fail" || $2 == "fail" || $1 == 0) { bad++; next }
+		r[++m] = $2 / $1
+	}
+	END {
+		for (k = 2; k <= m; k++) for (l = k; l > 1 && r[l - 1] > r[l]; l--) {
+			h = r[l]; r[l] = r[l - 1]; r[l - 1] = h }
+		split(j0, a, " "); split(j1, b, " ")
+		busy = b[2] > a[2] ? 100 * (b[1] - a[1]) / (b[2] - a[2]) : -1
+		printf "%s %s %s %s %s %s %d %d %s %s %.0f %d\n", n, med(off, no),
+		    med(on, nn), q(0.5), q(0.25), q(0.75), m, bad + 0, l0, l1,
+		    busy, ncpu
+	}' >>"$tmp/times"
 }
 
 # strace_calls OUT FUNC SIZE: runs FUNC under strace -c (main thread only:
@@ -195,15 +254,15 @@ row connect_close default "$REPS" b_connect 10000 1000 3000 1
 row bulk_512MiB rw5s 3 b_bulk 512
 if command -v redis-benchmark >/dev/null 2>&1 && start_redis "$pin" &&
     [ -n "$REDIS_PORT" ]; then
-	row redis_default default "$REPS" b_redis 50000 5000 15000 2
-	row redis_rw5s rw5s "$REPS" b_redis 50000 5000 15000 2
+	row redis_default default "$PAIRS" b_redis 10000 5000 15000 2
+	row redis_rw5s rw5s "$PAIRS" b_redis 10000 5000 15000 2
 else
 	echo "SKIPPED redis rows: redis-server or redis-benchmark missing or not starting" >>"$tmp/detail"
 fi
 if command -v pgbench >/dev/null 2>&1 && start_postgres "$pin" &&
     [ -n "$PG_PORT" ] && pgbench -i -q -s 1 -h 127.0.0.1 -p "$PG_PORT" \
     -U postgres postgres >/dev/null 2>&1; then
-	row pgbench_c8_rw5s rw5s 3 b_pg_time 5 100 300 8 b_pg_count
+	row pgbench_c8_rw5s rw5s "$PAIRS" b_pg_time 1 100 300 8 b_pg_count
 else
 	echo "SKIPPED pgbench row: PostgreSQL missing or not starting" >>"$tmp/detail"
 fi
@@ -224,19 +283,29 @@ BEGIN {
 	t["connect_close"] = "calls <= bare+3, +<= 1 us"
 	t["redis_default"] = ">= 0.99"; t["redis_rw5s"] = ">= 0.98"
 	t["pgbench_c8_rw5s"] = ">= 0.97"
-	printf "resolute benchmarks (%s; medians; calls: system calls per operation)\n", pin
-	printf "%-21s %-7s %11s %11s %7s %8s %7s  %s\n", "benchmark", "unit",
-	    "without", "with", "ratio", "calls", "calls", "target"
-	printf "%-21s %-7s %11s %11s %7s %8s %7s\n", "", "", "", "", "", "without", "with"
+	printf "resolute benchmarks (%s; medians; ratio: median of the with/without ratios of\n", pin
+	printf "pairs of runs, IQR: their interquartile range; calls: system calls per operation)\n"
+	printf "%-21s %-7s %11s %11s %6s %11s %5s %7s %6s  %s\n", "benchmark", "unit",
+	    "without", "with", "ratio", "IQR", "pairs", "calls", "calls", "target"
+	printf "%-21s %-7s %11s %11s %6s %11s %5s %7s %6s\n", "", "", "", "", "", "", "",
+	    "without", "with"
 }
 FNR == NR { c0[$1] = $2; c1[$1] = $3; next }
 {
 	x = ""
 	if ($1 ~ /pingpong_default|pipe/) x = sprintf(" (%+.1f ns/call)", ($3 - $2) / 2)
 	if ($1 ~ /connect/) x = sprintf(" (%+.2f us)", $3 - $2)
-	printf "%-21s %-7s %11.1f %11.1f %7.3f %8s %7s  %s%s\n", $1, u[$1], $2, $3,
-	    $2 ? $3 / $2 : 0, ($1 in c0) ? c0[$1] : "-", ($1 in c1) ? c1[$1] : "-",
-	    t[$1], x
+	if ($8 > 0) x = x sprintf(" (%d pairs failed)", $8)
+	printf "%-21s %-7s %11.1f %11.1f %6.3f %5.3f-%5.3f %5d %7s %6s  %s%s\n", $1,
+	    u[$1], $2, $3, $4, $5, $6, $7, ($1 in c0) ? c0[$1] : "-",
+	    ($1 in c1) ? c1[$1] : "-", t[$1], x
+	load[++nl] = sprintf("  %-24s load average %s -> %s; CPUs busy %s%% of %d",
+	    $1, $9, $10, $11 < 0 ? "?" : $11, $12)
+}
+END {
+	print "machine load during each row (this benchmark keeps one CPU busy, so"
+	print "an idle machine shows about " int(100 / (nl ? $12 : 1)) "%; more is other work):"
+	for (k = 1; k <= nl; k++) print load[k]
 }' "$tmp/calls" "$tmp/times"
 if [ -s "$tmp/detail" ]; then
 	echo "system calls per operation, by name (strace -c, unpinned; strace slows"

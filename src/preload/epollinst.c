@@ -10,33 +10,43 @@
 #include "epollinst.h"
 
 #include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "real.h"
 
-#define CHUNK 1024u
-#define MAX_FD (CHUNK * CHUNK)
+#define CHUNK RS_EPI_CHUNK
+#define MAX_FD RS_EPI_MAX_FD
 
-static struct rs_ept_instance **g_slots[CHUNK];
+struct rs_ept_instance **rs_epi_slots[RS_EPI_CHUNK];
 static struct rs_ept_instance *g_all;
 static pthread_mutex_t g_make_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned g_total, g_tagged;
+unsigned rs_epi_g_total;
+static unsigned g_tagged;
 
-struct rs_ept_instance *rs_epi_find(int epfd)
+void rs_epi_lock_wait(struct rs_ept_instance *i)
 {
-	if ((unsigned)epfd >= MAX_FD)
-		return NULL;
-	struct rs_ept_instance **c = __atomic_load_n(&g_slots[epfd / CHUNK],
-	    __ATOMIC_ACQUIRE);
+	/* Marked as waited for (2) before sleeping, so that the holder's
+	   unlock wakes a sleeper; the exchange takes the lock when it sees
+	   it free. */
+	while (__atomic_exchange_n(&i->lock, 2, __ATOMIC_ACQUIRE) != 0)
+		syscall(SYS_futex, &i->lock, FUTEX_WAIT_PRIVATE, 2, NULL,
+		    NULL, 0);
+}
 
-	return c ? __atomic_load_n(&c[epfd % CHUNK], __ATOMIC_ACQUIRE) : NULL;
+void rs_epi_lock_wake(struct rs_ept_instance *i)
+{
+	syscall(SYS_futex, &i->lock, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 /* Makes the instance of epfd under the make lock: rare (once per number). */
 static struct rs_ept_instance *make(int epfd)
 {
-	struct rs_ept_instance ***slot = &g_slots[epfd / CHUNK];
+	struct rs_ept_instance ***slot = &rs_epi_slots[epfd / CHUNK];
 	struct rs_ept_instance *i;
 
 	if (!*slot)
@@ -49,7 +59,6 @@ static struct rs_ept_instance *make(int epfd)
 		return i;
 	if (!(i = calloc(1, sizeof(*i))))
 		return NULL;
-	pthread_mutex_init(&i->lock, NULL);
 	i->epfd = epfd;
 	i->next = g_all;
 	__atomic_store_n(&g_all, i, __ATOMIC_RELEASE);
@@ -72,11 +81,6 @@ struct rs_ept_instance *rs_epi_get(int epfd)
 struct rs_ept_instance *rs_epi_all(void)
 {
 	return __atomic_load_n(&g_all, __ATOMIC_ACQUIRE);
-}
-
-unsigned rs_epi_total(void)
-{
-	return __atomic_load_n(&g_total, __ATOMIC_ACQUIRE);
 }
 
 unsigned rs_epi_tagged_total(void)
@@ -126,7 +130,7 @@ struct rs_ept_record *rs_epi_add(struct rs_ept_instance *i, int fd)
 	r->live = true;
 	i->by_fd[fd] = r;
 	__atomic_add_fetch(&i->nrecords, 1, __ATOMIC_RELEASE);
-	__atomic_add_fetch(&g_total, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&rs_epi_g_total, 1, __ATOMIC_RELEASE);
 	return r;
 }
 
@@ -159,6 +163,7 @@ void rs_epi_timer(struct rs_ept_instance *i, struct rs_ept_record *r,
 {
 	bool was = rs_heap_queued(&r->timer);
 
+	r->key_io = 0;
 	if (when_ms == RS_NEVER) {
 		rs_heap_remove(&i->timers, &r->timer);
 	} else if (rs_heap_set(&i->timers, &r->timer, when_ms) < 0) {
@@ -170,6 +175,19 @@ void rs_epi_timer(struct rs_ept_instance *i, struct rs_ept_record *r,
 		    __ATOMIC_RELEASE);
 }
 
+void rs_epi_timer_by(struct rs_ept_instance *i, struct rs_ept_record *r,
+    int64_t when_ms)
+{
+	/* A timer due earlier already is kept: the wait that finds it due
+	   looks at the socket again and moves it on, so a registration that
+	   comes and goes with every request (ADD, DEL, ADD...) costs no heap
+	   operation. */
+	if (when_ms != RS_NEVER && rs_heap_queued(&r->timer) &&
+	    r->timer.key <= when_ms)
+		return;
+	rs_epi_timer(i, r, when_ms);
+}
+
 static void count_tagged(struct rs_ept_instance *i, int delta)
 {
 	__atomic_add_fetch(&i->ntagged, (unsigned)delta, __ATOMIC_RELEASE);
@@ -178,8 +196,9 @@ static void count_tagged(struct rs_ept_instance *i, int delta)
 
 void rs_epi_idle(struct rs_ept_instance *i, struct rs_ept_record *r)
 {
+	/* The timer stays queued (see rs_epi_timer_by()): the wait that
+	   finds it due on a record that is not live takes it out. */
 	rs_epi_unpend(i, r);
-	rs_epi_timer(i, r, RS_NEVER);
 	if (rs_epi_tagged(r->kmode))
 		count_tagged(i, -1);
 	r->kmode = RS_EPT_ABSENT;
@@ -191,10 +210,11 @@ void rs_epi_idle(struct rs_ept_instance *i, struct rs_ept_record *r)
 void rs_epi_drop(struct rs_ept_instance *i, struct rs_ept_record *r)
 {
 	rs_epi_idle(i, r);
+	rs_epi_timer(i, r, RS_NEVER);
 	i->by_fd[r->fd] = NULL;
 	free(r);
 	__atomic_sub_fetch(&i->nrecords, 1, __ATOMIC_RELEASE);
-	__atomic_sub_fetch(&g_total, 1, __ATOMIC_RELEASE);
+	__atomic_sub_fetch(&rs_epi_g_total, 1, __ATOMIC_RELEASE);
 }
 
 void rs_epi_clear(struct rs_ept_instance *i)
@@ -263,13 +283,13 @@ static void fork_prepare(void)
 {
 	pthread_mutex_lock(&g_make_lock);
 	for (struct rs_ept_instance *i = rs_epi_all(); i; i = i->next)
-		pthread_mutex_lock(&i->lock);
+		rs_epi_lock(i);
 }
 
 static void fork_release(void)
 {
 	for (struct rs_ept_instance *i = rs_epi_all(); i; i = i->next)
-		pthread_mutex_unlock(&i->lock);
+		rs_epi_unlock(i);
 	pthread_mutex_unlock(&g_make_lock);
 }
 

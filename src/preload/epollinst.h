@@ -4,9 +4,9 @@
  * of each registration.
  *
  * An instance is found from its epoll descriptor without a lock (a table
- * indexed by number); everything inside it is guarded by its own mutex,
+ * indexed by number); everything inside it is guarded by its own lock,
  * so waits and epoll_ctl calls on unrelated instances never contend.  The
- * mutex is never held across a wait or anything else that can block (the
+ * lock is never held across a wait or anything else that can block (the
  * system calls made under it are non-blocking epoll_ctl, connect steps
  * and zero-timeout polls; log lines never block).  Instances are never
  * freed: a closed one is emptied and its slot reused by the next epoll
@@ -15,12 +15,12 @@
 #ifndef RS_EPOLLINST_H
 #define RS_EPOLLINST_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/epoll.h>
 
 #include "heap.h"
+#include "policy.h"
 
 /* data.u64 of a registration the library made: tag in the high half. */
 #define RS_EPT_TAG 0x52534c5600000000ULL	/* "RSLV" */
@@ -56,11 +56,15 @@ struct rs_ept_record {
 	bool restore;		/* LT failure: the program's registration
 				   goes back to the kernel at the next wait */
 	struct rs_heap_node timer;	/* a read/write timeout */
+	short key_io;		/* the directions (POLLIN, POLLOUT) whose
+				   deadline the timer is due no later than
+				   (epolltrack.c); 0 after rs_epi_timer() */
+	const struct rs_settings *key_settings;	/* ...under these */
 	struct rs_ept_record *pnext;	/* pending list */
 };
 
 struct rs_ept_instance {
-	pthread_mutex_t lock;
+	uint32_t lock;			/* see rs_epi_lock() */
 	int epfd;			/* the number of its slot */
 	unsigned nrecords;		/* atomic: read without the lock */
 	unsigned ntagged;		/* atomic: tagged registrations */
@@ -73,8 +77,53 @@ struct rs_ept_instance {
 	struct rs_ept_instance *next;	/* all instances, append-only */
 };
 
+#define RS_EPI_CHUNK 1024u
+#define RS_EPI_MAX_FD (RS_EPI_CHUNK * RS_EPI_CHUNK)
+
+/* The instances by epfd, two levels (epollinst.c); for the inline
+   lookups below, which every interposed epoll call makes. */
+extern struct rs_ept_instance **rs_epi_slots[RS_EPI_CHUNK];
+extern unsigned rs_epi_g_total;
+
 /* Returns the instance of epfd, or NULL; lock-free. */
-struct rs_ept_instance *rs_epi_find(int epfd);
+static inline struct rs_ept_instance *rs_epi_find(int epfd)
+{
+	if ((unsigned)epfd >= RS_EPI_MAX_FD)
+		return NULL;
+	struct rs_ept_instance **c = __atomic_load_n(
+	    &rs_epi_slots[epfd / RS_EPI_CHUNK], __ATOMIC_ACQUIRE);
+
+	return c ? __atomic_load_n(&c[epfd % RS_EPI_CHUNK],
+	    __ATOMIC_ACQUIRE) : NULL;
+}
+
+/* The waits of rs_epi_lock() and rs_epi_unlock() (epollinst.c). */
+void rs_epi_lock_wait(struct rs_ept_instance *i);
+void rs_epi_lock_wake(struct rs_ept_instance *i);
+
+/*
+ * Takes i's lock.  A futex word -- 0 free, 1 held, 2 held and waited for
+ * -- rather than a pthread mutex, whose lock and unlock cost several times
+ * more on a path every epoll_ctl of a managed socket takes; uncontended it
+ * is one atomic instruction each way.  The lock is never held across a
+ * wait, so a waiter sleeps only while another thread runs a few
+ * non-blocking calls.
+ */
+static inline void rs_epi_lock(struct rs_ept_instance *i)
+{
+	uint32_t free_ = 0;
+
+	if (!__builtin_expect(__atomic_compare_exchange_n(&i->lock, &free_, 1,
+	    false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED), 1))
+		rs_epi_lock_wait(i);
+}
+
+static inline void rs_epi_unlock(struct rs_ept_instance *i)
+{
+	if (__builtin_expect(__atomic_exchange_n(&i->lock, 0,
+	    __ATOMIC_RELEASE) != 1, 0))
+		rs_epi_lock_wake(i);
+}
 
 /* Returns the instance of epfd, making it; NULL on no memory. */
 struct rs_ept_instance *rs_epi_get(int epfd);
@@ -83,7 +132,10 @@ struct rs_ept_instance *rs_epi_get(int epfd);
 struct rs_ept_instance *rs_epi_all(void);
 
 /* Total records in all instances (atomic load). */
-unsigned rs_epi_total(void);
+static inline unsigned rs_epi_total(void)
+{
+	return __atomic_load_n(&rs_epi_g_total, __ATOMIC_ACQUIRE);
+}
 
 /* Total tagged registrations in all instances (atomic load). */
 unsigned rs_epi_tagged_total(void);
@@ -101,7 +153,8 @@ struct rs_ept_record *rs_epi_add(struct rs_ept_instance *i, int fd);
 /*
  * With i locked: r is no longer registered (EPOLL_CTL_DEL): cleared and
  * kept, not live, so that the next ADD of the fd allocates nothing.  The
- * kernel is not touched.
+ * kernel is not touched; a timer stays queued, to be taken out by the
+ * wait that finds it due (the next ADD usually reuses it).
  */
 void rs_epi_idle(struct rs_ept_instance *i, struct rs_ept_record *r);
 
@@ -119,6 +172,14 @@ void rs_epi_unpend(struct rs_ept_instance *i, struct rs_ept_record *r);
 
 /* With i locked: arms r's timer at when_ms (RS_NEVER: disarms it). */
 void rs_epi_timer(struct rs_ept_instance *i, struct rs_ept_record *r,
+    int64_t when_ms);
+
+/*
+ * With i locked: r must be looked at by when_ms (RS_NEVER: never).  Lazy:
+ * a timer already due no later is left as it is, since a wait that finds
+ * a timer due looks at the socket again and moves the timer on.
+ */
+void rs_epi_timer_by(struct rs_ept_instance *i, struct rs_ept_record *r,
     int64_t when_ms);
 
 /*

@@ -84,26 +84,71 @@ static uint32_t report_connected(struct rs_ept_instance *i,
 	return rev;
 }
 
+/*
+ * Whether r's queued timer is due no later than e's deadline for io
+ * could be: it was set for these directions (key_io) under these
+ * settings, and a deadline only moves later as activity comes -- unless a
+ * timeout is pending (due at once) or the thread has a deadline, which a
+ * new request may have brought forward.  Then the deadline need not be
+ * worked out again: a request's ADD after its DEL costs no more.
+ */
+static bool timer_covers(const struct rs_ept_record *r,
+    const struct rs_fd *e, short io)
+{
+	return rs_heap_queued(&r->timer) && r->key_settings == e->settings &&
+	    !(io & ~r->key_io) &&
+	    !__atomic_load_n(&e->read_timed_out, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&e->write_timed_out, __ATOMIC_RELAXED) &&
+	    rs_io_process_deadline() == RS_NEVER;
+}
+
 /* The timer of a connected socket: its read or write deadline. */
 static void sync_timer(struct rs_ept_instance *i, struct rs_ept_record *r,
     struct rs_fd *e, int64_t now)
 {
 	short io = io_events(r->events);
-	int64_t dl = RS_NEVER;
 
+	if (!e || rs_fd_state(e) != RS_FD_CONNECTED || !io || r->disarmed) {
+		rs_epi_timer(i, r, RS_NEVER);
+		return;
+	}
+	if (timer_covers(r, e, io))
+		return;
 	/* An unread clock counts as 0: a timeout already reported is then
 	   due at once, as it should be. */
-	if (e && rs_fd_state(e) == RS_FD_CONNECTED && io && !r->disarmed)
-		dl = rs_io_wait_deadline(e, io, now < 0 ? 0 : now);
-	rs_epi_timer(i, r, dl);
+	rs_epi_timer_by(i, r, rs_io_wait_deadline(e, io, now < 0 ? 0 : now));
+	if (!rs_heap_queued(&r->timer))
+		return;
+	/* The timer is due no later than the deadline of each direction it
+	   was kept or moved for (a deadline only moves later). */
+	if (r->key_settings != e->settings)
+		r->key_io = 0;
+	r->key_io |= io;
+	r->key_settings = e->settings;
 }
 
-uint32_t rs_ept_sync(struct rs_ept_instance *i, struct rs_ept_record *r,
-    int ready, bool in_wait, int64_t now, int64_t *next)
+/*
+ * Whether r only needs its timer kept: a connected socket whose record
+ * holds the program's registration in the kernel with nothing pending or
+ * withdrawn -- every epoll_ctl of a request's steady state.
+ */
+static bool steady(const struct rs_ept_record *r, const struct rs_fd *e)
 {
-	struct rs_fd *e = rs_fd_get(r->fd);
+	return e && r->kmode == RS_EPT_PROGRAM && !r->pending &&
+	    !r->restore && !withdrawn(r) &&
+	    rs_fd_state(e) == RS_FD_CONNECTED && !rs_hwait_wanted(e);
+}
+
+/* rs_ept_sync() for the entry e of r's fd (NULL: unmanaged). */
+static uint32_t sync_fd(struct rs_ept_instance *i, struct rs_ept_record *r,
+    struct rs_fd *e, int ready, bool in_wait, int64_t now, int64_t *next)
+{
 	uint32_t rev = 0;
 
+	if (steady(r, e)) {
+		sync_timer(i, r, e, now);
+		return 0;
+	}
 	/* A response being judged or retried: the HTTP engine's (for a
 	   reconnect's steps too). */
 	if (e && rs_hwait_wanted(e) && rs_hwait_ept(i, r, e, ready, in_wait,
@@ -145,28 +190,20 @@ uint32_t rs_ept_sync(struct rs_ept_instance *i, struct rs_ept_record *r,
 	return rev;
 }
 
-/* ---- epoll_ctl ---- */
-
-/*
- * Returns whether e is a connected socket the waits have nothing to do
- * for: no read or write timeout, no process deadline.  Its registrations
- * need no record (the default policy's steady state).
- */
-static bool idle_socket(const struct rs_fd *e)
+uint32_t rs_ept_sync(struct rs_ept_instance *i, struct rs_ept_record *r,
+    int ready, bool in_wait, int64_t now, int64_t *next)
 {
-	const struct rs_settings *s = e->settings;
-
-	return rs_fd_state(e) == RS_FD_CONNECTED &&
-	    s->read_timeout_ms == RS_OFF && s->write_timeout_ms == RS_OFF &&
-	    !s->http.enabled && rs_io_process_deadline() == RS_NEVER;
+	return sync_fd(i, r, rs_fd_get(r->fd), ready, in_wait, now, next);
 }
+
+/* ---- epoll_ctl ---- */
 
 /* A record whose socket needs nothing from the waits any more. */
 static bool useless(const struct rs_ept_record *r)
 {
 	struct rs_fd *e = rs_fd_get(r->fd);
 
-	return e && idle_socket(e) && r->kmode == RS_EPT_PROGRAM &&
+	return e && rs_ept_idle_socket(e) && r->kmode == RS_EPT_PROGRAM &&
 	    !r->pending && !rs_heap_queued(&r->timer);
 }
 
@@ -176,20 +213,19 @@ static bool useless(const struct rs_ept_record *r)
  * getpeername per registration of an unmanaged descriptor; connected and
  * non-socket ones are left out.
  */
-static bool worth_recording(int fd)
+static bool worth_recording(int fd, struct rs_fd **ep)
 {
 	const struct rs_runtime *rt = rs_runtime_peek();
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
-	int save = errno;
+	int save;
 	bool yes;
-
-	struct rs_fd *e;
 
 	if (rt && !rt->active)
 		return false;
-	if ((e = rs_fd_get(fd)))
-		return !idle_socket(e);
+	if ((*ep = rs_fd_get(fd)))
+		return !rs_ept_idle_socket(*ep);
+	save = errno;
 	yes = getpeername(fd, (struct sockaddr *)&ss, &len) < 0 &&
 	    errno == ENOTCONN;
 	errno = save;
@@ -209,10 +245,10 @@ static int add_unrecorded(int epfd, int fd, struct epoll_event *ev)
 
 	if (r < 0 || !i || !__atomic_load_n(&i->nrecords, __ATOMIC_ACQUIRE))
 		return r;
-	pthread_mutex_lock(&i->lock);
+	rs_epi_lock(i);
 	if ((g = rs_epi_record(i, fd)))
 		rs_epi_drop(i, g);
-	pthread_mutex_unlock(&i->lock);
+	rs_epi_unlock(i);
 	return r;
 }
 
@@ -220,14 +256,15 @@ static int add_unrecorded(int epfd, int fd, struct epoll_event *ev)
 static int ctl_add(int epfd, int fd, struct epoll_event *ev)
 {
 	struct rs_ept_instance *i;
+	struct rs_fd *e = NULL;
 	int64_t next = RS_NEVER;
 
-	if (!worth_recording(fd))
+	if (!worth_recording(fd, &e))
 		return add_unrecorded(epfd, fd, ev);
-	if (!(i = rs_epi_get(epfd)))
+	if (!(i = rs_epi_find(epfd)) && !(i = rs_epi_get(epfd)))
 		return rs_epi_kctl(epfd, EPOLL_CTL_ADD, fd, ev->events,
 		    ev->data);
-	pthread_mutex_lock(&i->lock);
+	rs_epi_lock(i);
 	int r = rs_epi_kctl(epfd, EPOLL_CTL_ADD, fd, ev->events, ev->data);
 	struct rs_ept_record *g;
 
@@ -237,9 +274,9 @@ static int ctl_add(int epfd, int fd, struct epoll_event *ev)
 		g->events = ev->events;
 		g->data = ev->data;
 		g->kmode = RS_EPT_PROGRAM;
-		rs_ept_sync(i, g, 0, false, RS_EPT_NOW_UNREAD, &next);
+		sync_fd(i, g, e, 0, false, RS_EPT_NOW_UNREAD, &next);
 	}
-	pthread_mutex_unlock(&i->lock);
+	rs_epi_unlock(i);
 	return r;
 }
 
@@ -271,26 +308,78 @@ static int ctl_recorded(struct rs_ept_instance *i, struct rs_ept_record *g,
 	return r;
 }
 
+/*
+ * With i locked: the epoll_ctl calls of a request on a connected socket
+ * with a read or write timeout, whose record comes and goes with the
+ * program's registration (ADD after DEL reuses it) and needs nothing but
+ * its timer: the kernel call, the record's fields, the timer (lazily).
+ * Returns whether it took the call, with its result in *res; the general
+ * path (ctl_add(), ctl_recorded()) does the same in these cases, with
+ * more looking.
+ */
+static bool express(struct rs_ept_instance *i, int op, int fd,
+    const struct epoll_event *ev, int *res)
+{
+	const struct rs_runtime *rt = rs_runtime_peek();
+	struct rs_ept_record *g = rs_epi_record(i, fd);
+	struct rs_fd *e;
+
+	if (!g || g->pending || g->restore || g->disarmed || g->reported ||
+	    (rt && !rt->active) || !(e = rs_fd_get(fd)) ||
+	    rs_fd_state(e) != RS_FD_CONNECTED || rs_hwait_wanted(e) ||
+	    rs_ept_idle_socket(e))
+		return false;
+	if (op == EPOLL_CTL_DEL) {
+		if (!g->live || g->kmode != RS_EPT_PROGRAM)
+			return false;
+		*res = rs_epi_kctl(i->epfd, op, fd, 0, g->data);
+		*res = *res == -ENOENT ? 0 : *res;
+		rs_epi_idle(i, g);
+		return true;
+	}
+	if (op == EPOLL_CTL_ADD ? g->live : !g->live ||
+	    g->kmode != RS_EPT_PROGRAM)
+		return false;
+	if ((*res = rs_epi_kctl(i->epfd, op, fd, ev->events, ev->data)) < 0)
+		return true;
+	g->events = ev->events;
+	g->data = ev->data;
+	g->live = true;
+	g->kmode = RS_EPT_PROGRAM;
+	sync_timer(i, g, e, RS_EPT_NOW_UNREAD);
+	return true;
+}
+
 int rs_ept_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
 	struct rs_ept_instance *i;
 	struct rs_ept_record *g;
+	int r;
 
 	if (!ev && op != EPOLL_CTL_DEL)
 		return -EFAULT;
+	if ((i = rs_epi_find(epfd)) &&
+	    __atomic_load_n(&i->nrecords, __ATOMIC_ACQUIRE)) {
+		rs_epi_lock(i);
+		bool done = express(i, op, fd, ev, &r);
+
+		rs_epi_unlock(i);
+		if (done)
+			return r;
+	}
 	if (op == EPOLL_CTL_ADD)
 		return ctl_add(epfd, fd, ev);
 	if (!rs_epi_total() || !(i = rs_epi_find(epfd)) ||
 	    !__atomic_load_n(&i->nrecords, __ATOMIC_ACQUIRE))
 		return rs_epi_kctl(epfd, op, fd, ev ? ev->events : 0,
 		    ev ? ev->data : (epoll_data_t){ 0 });
-	pthread_mutex_lock(&i->lock);
-	int r = (g = rs_epi_record(i, fd)) && g->live ?
+	rs_epi_lock(i);
+	r = (g = rs_epi_record(i, fd)) && g->live ?
 	    ctl_recorded(i, g, op, ev) :
 	    rs_epi_kctl(epfd, op, fd, ev ? ev->events : 0,
 		ev ? ev->data : (epoll_data_t){ 0 });
 
-	pthread_mutex_unlock(&i->lock);
+	rs_epi_unlock(i);
 	return r;
 }
 
@@ -306,12 +395,12 @@ void rs_ept_fd_changed(int fd)
 	for (struct rs_ept_instance *i = rs_epi_all(); i; i = i->next) {
 		if (!__atomic_load_n(&i->nrecords, __ATOMIC_ACQUIRE))
 			continue;
-		pthread_mutex_lock(&i->lock);
+		rs_epi_lock(i);
 		struct rs_ept_record *r = rs_epi_record(i, fd);
 
 		if (r && r->live)
 			rs_ept_sync(i, r, 0, false, rs_clock_now_ms(), &next);
-		pthread_mutex_unlock(&i->lock);
+		rs_epi_unlock(i);
 	}
 	errno = save;
 }
@@ -341,13 +430,13 @@ static void drop_range(unsigned first, unsigned last, bool restore)
 	for (struct rs_ept_instance *i = rs_epi_all(); i; i = i->next) {
 		if (!__atomic_load_n(&i->nrecords, __ATOMIC_ACQUIRE))
 			continue;
-		pthread_mutex_lock(&i->lock);
+		rs_epi_lock(i);
 		if ((unsigned)i->epfd >= first && (unsigned)i->epfd <= last)
 			rs_epi_clear(i);
 		for (unsigned fd = first; fd <= last && fd < i->cap; fd++)
 			if (i->by_fd[fd])
 				release(i, i->by_fd[fd], restore);
-		pthread_mutex_unlock(&i->lock);
+		rs_epi_unlock(i);
 	}
 	errno = save;
 }

@@ -21,10 +21,48 @@
 #include <stdint.h>
 #include <sys/epoll.h>
 
+#include "clock.h"
 #include "epollinst.h"
+#include "fdtable.h"
+#include "io_timeout.h"
 
 /* epoll_ctl, recording registrations of unconnected or managed sockets. */
 int rs_ept_ctl(int epfd, int op, int fd, struct epoll_event *ev);
+
+/*
+ * Returns whether e is a connected socket the waits have nothing to do
+ * for: no read or write timeout, no HTTP rule, no deadline.  Its
+ * registrations need no record (the default policy's steady state).
+ */
+static inline bool rs_ept_idle_socket(const struct rs_fd *e)
+{
+	const struct rs_settings *s = e->settings;
+
+	return rs_fd_state(e) == RS_FD_CONNECTED &&
+	    s->read_timeout_ms == RS_OFF && s->write_timeout_ms == RS_OFF &&
+	    !s->http.enabled && rs_io_process_deadline() == RS_NEVER;
+}
+
+/*
+ * Returns whether epoll_ctl(epfd, op, fd) is the plain system call: the
+ * instance has no records and, for an ADD, fd is a connected socket the
+ * waits have nothing to do for.  A few loads, no lock, no system call;
+ * inline, since the exported epoll_ctl asks it first.
+ */
+static inline bool rs_ept_ctl_plain(int epfd, int op, int fd)
+{
+	struct rs_ept_instance *i = rs_epi_total() ? rs_epi_find(epfd) : NULL;
+	struct rs_fd *e;
+
+	/* Records of the instance may need updating (or, for an ADD,
+	   dropping: they would be stale). */
+	if (i && __atomic_load_n(&i->nrecords, __ATOMIC_ACQUIRE))
+		return false;
+	if (op != EPOLL_CTL_ADD)
+		return true;
+	/* An unmanaged fd may be a socket whose connect is yet to come. */
+	return (e = rs_fd_get(fd)) && rs_ept_idle_socket(e);
+}
 
 /* For rs_ept_sync(): the caller has not read the clock (epoll_ctl on a
    connected socket needs none, so a request pays for none). */

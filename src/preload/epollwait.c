@@ -68,7 +68,16 @@ static uint32_t timer_due(struct rs_ept_instance *i, struct rs_ept_record *r,
 	short io = (short)(r->events & (EPOLLIN | EPOLLOUT));
 	int64_t next = RS_NEVER;
 
+	/* Left queued by an EPOLL_CTL_DEL (rs_epi_idle()). */
+	if (!r->live) {
+		rs_epi_timer(i, r, RS_NEVER);
+		return 0;
+	}
 	if (!e || rs_fd_state(e) != RS_FD_CONNECTED) {
+		/* Only a connected socket is timed; the timer may have been
+		   kept across a DEL and ADD (rs_epi_idle()) while the socket
+		   reconnected, and the sync need not move it. */
+		rs_epi_timer(i, r, RS_NEVER);
 		rs_ept_sync(i, r, 0, false, now, &next);
 		return 0;
 	}
@@ -180,27 +189,27 @@ int rs_ept_fixup(int epfd, struct epoll_event *ev, int n)
 		return n;
 	if (!(i = rs_epi_find(epfd)))
 		return translate(NULL, ev, n, 0);
-	pthread_mutex_lock(&i->lock);
+	rs_epi_lock(i);
 	n = translate(i, ev, n, rs_clock_now_ms());
-	pthread_mutex_unlock(&i->lock);
+	rs_epi_unlock(i);
 	return n;
 }
 
 int rs_ept_wait(int epfd, struct epoll_event *ev, int max, int64_t end_ms,
-    const sigset_t *mask)
+    int64_t now, const sigset_t *mask)
 {
 	struct rs_ept_instance *i = rs_epi_find(epfd);
 
 	if (max <= 0)
 		return -EINVAL;
 	for (;;) {
-		int64_t now = rs_clock_now_ms(), next = end_ms;
+		int64_t next = end_ms;
 		int n = 0;
 
 		if (i) {
-			pthread_mutex_lock(&i->lock);
+			rs_epi_lock(i);
 			n = prepare(i, ev, max, now, &next);
-			pthread_mutex_unlock(&i->lock);
+			rs_epi_unlock(i);
 		}
 		int tmo = n ? 0 : rs_clock_remaining_ms(next, now);
 		int k = n < max ? rs_real_epoll_pwait(epfd, ev + n, max - n,
@@ -208,12 +217,17 @@ int rs_ept_wait(int epfd, struct epoll_event *ev, int max, int64_t end_ms,
 
 		if (k < 0)
 			return n ? n : -errno;
-		now = rs_clock_now_ms();
-		if (k > 0 && i && __atomic_load_n(&i->ntagged, __ATOMIC_ACQUIRE)
-		    && any_tagged(ev + n, k)) {
-			pthread_mutex_lock(&i->lock);
+		bool tagged = k > 0 && i && __atomic_load_n(&i->ntagged,
+		    __ATOMIC_ACQUIRE) && any_tagged(ev + n, k);
+
+		/* The clock is read again only when it matters: events to
+		   translate, or none to return (the next round needs it). */
+		if (tagged || n + k == 0)
+			now = rs_clock_now_ms();
+		if (tagged) {
+			rs_epi_lock(i);
 			k = translate(i, ev + n, k, now);
-			pthread_mutex_unlock(&i->lock);
+			rs_epi_unlock(i);
 		}
 		n += k;
 		if (n > 0 || now >= end_ms)

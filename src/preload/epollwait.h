@@ -28,10 +28,10 @@ bool rs_ept_busy(int epfd);
 /*
  * epoll_pwait until the monotonic time end_ms (RS_NEVER: no timeout),
  * driving the pending connects registered in epfd and reporting the
- * timeouts that fall due.
+ * timeouts that fall due; now is the monotonic time (just read).
  */
 int rs_ept_wait(int epfd, struct epoll_event *ev, int max, int64_t end_ms,
-    const sigset_t *mask);
+    int64_t now, const sigset_t *mask);
 
 /*
  * After a plain epoll wait that returned n > 0 events: translates tagged

@@ -16,6 +16,7 @@
 #include "born.h"
 #include "connect.h"
 #include "connect_step.h"
+#include "epolltrack.h"
 #include "fdtable.h"
 #include "guard.h"
 #include "interpose.h"
@@ -332,7 +333,7 @@ EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *x,
 
 EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
-	if (rs_guard_active())
+	if (rs_guard_active() || rs_ept_ctl_plain(epfd, op, fd))
 		return rs_real_epoll_ctl(epfd, op, fd, ev);
 	return LIBC_RET(rs_wait_epoll_ctl(epfd, op, fd, ev));
 }

@@ -1,6 +1,6 @@
 /*
  * wait.c - the program's waits: poll, ppoll, select, pselect (epoll is in
- * epolltrack.c and epollwait.c).
+ * waitepoll.c, over epolltrack.c and epollwait.c).
  *
  * A wait that involves a managed socket whose connect is pending, failed
  * or whose read/write timeout may expire runs as a loop of real ppoll
@@ -21,8 +21,6 @@
 
 #include "clock.h"
 #include "connect_step.h"
-#include "epolltrack.h"
-#include "epollwait.h"
 #include "fdtable.h"
 #include "httpwait.h"
 #include "io_timeout.h"
@@ -80,22 +78,28 @@ static bool involved(const struct rs_fd *e, short events, int64_t now)
 	}
 }
 
-/* Counts the involved entries; fills items when it is not NULL. */
-static size_t scan(const struct pollfd *fds, nfds_t n, struct watched *items)
+/*
+ * Counts the involved entries, filling items with the first cap of them.
+ * The clock is read only when a managed descriptor is met: *now gets the
+ * time and *read says whether it was read.
+ */
+static size_t scan(const struct pollfd *fds, nfds_t n, struct watched *items,
+    size_t cap, int64_t *now, bool *read)
 {
 	size_t count = 0;
-	int64_t now = 0;
 
 	for (nfds_t i = 0; i < n; i++) {
 		struct rs_fd *e = rs_fd_get(fds[i].fd);
 
 		if (!e)
 			continue;
-		if (!now)
-			now = rs_clock_now_ms();
-		if (!involved(e, fds[i].events, now))
+		if (!*read) {
+			*now = rs_clock_now_ms();
+			*read = true;
+		}
+		if (!involved(e, fds[i].events, *now))
 			continue;
-		if (items)
+		if (count < cap)
 			items[count] = (struct watched){ .idx = i, .e = e,
 				.fd = fds[i].fd, .events = fds[i].events };
 		count++;
@@ -240,14 +244,26 @@ static int count_ready(const struct pollfd *fds, nfds_t n)
 	return count;
 }
 
+/* Whether translating the kernel's answer needs the time. */
+static bool needs_time(const struct pwait *w)
+{
+	for (size_t i = 0; i < w->count; i++)
+		if (w->items[i].connecting || w->items[i].expire)
+			return true;
+	return false;
+}
+
 /*
  * The managed wait: waits until something the program asked for happens
  * or its time is up, re-waiting after events that were only internal.
+ * now is the time (just read).  After the kernel's wait the clock is read
+ * only when it matters: a connect to step, a timeout to report, or
+ * nothing to return.
  */
-static int poll_loop(struct pwait *w)
+static int poll_loop(struct pwait *w, int64_t now)
 {
 	for (;;) {
-		int64_t now = rs_clock_now_ms(), next = w->end_ms;
+		int64_t next = w->end_ms;
 		bool zero = false;
 
 		for (size_t i = 0; i < w->count; i++)
@@ -260,40 +276,60 @@ static int poll_loop(struct pwait *w)
 		restore(w);
 		if (r < 0)
 			return -err;
-		now = rs_clock_now_ms();
+		bool timed = r == 0 || needs_time(w);
+
+		if (timed)
+			now = rs_clock_now_ms();
 		for (size_t i = 0; i < w->count; i++)
 			translate_item(&w->items[i], &w->fds[w->items[i].idx],
 			    now);
-		r = count_ready(w->fds, w->n);
-		if (r > 0 || now >= w->end_ms)
+		if ((r = count_ready(w->fds, w->n)) > 0)
+			return r;
+		if (!timed)
+			now = rs_clock_now_ms();
+		if (now >= w->end_ms)
 			return r;
 	}
 }
 
-/* Runs a wait on fds, the fast way when no descriptor is involved. */
-static int poll_common(struct pollfd *fds, nfds_t n, int64_t end_ms,
-    const sigset_t *mask)
+/*
+ * Runs the managed wait on fds, whose count involved entries scan() put
+ * in stack (as many as fit; the rest are found again here).
+ */
+static int poll_run(struct pollfd *fds, nfds_t n, struct watched *stack,
+    size_t count, int64_t end_ms, int64_t now, const sigset_t *mask)
 {
-	struct watched stack[STACK_ITEMS];
 	struct pwait w = { .fds = fds, .n = n, .end_ms = end_ms,
-		.mask = mask, .items = stack };
+		.mask = mask, .items = stack, .count = count };
+	bool read = true;
 
-	w.count = scan(fds, n, NULL);
-	if (w.count > STACK_ITEMS) {
-		w.items = malloc(w.count * sizeof(*w.items));
+	if (count > STACK_ITEMS) {
+		w.items = malloc(count * sizeof(*w.items));
 		if (!w.items)
 			return -ENOMEM;
+		w.count = scan(fds, n, w.items, count, &now, &read);
 	}
-	scan(fds, n, w.items);
-	int r = poll_loop(&w);
+	int r = poll_loop(&w, now);
 
 	if (w.items != stack)
 		free(w.items);
 	return r;
 }
 
-/* Converts a relative timespec to an absolute end time, rounding up. */
-static int64_t end_of(const struct timespec *tmo, int64_t now)
+/* Runs a wait on fds (select's), managed when a descriptor is involved. */
+static int poll_common(struct pollfd *fds, nfds_t n, int64_t end_ms,
+    const sigset_t *mask)
+{
+	struct watched stack[STACK_ITEMS];
+	int64_t now = 0;
+	bool read = false;
+	size_t count = scan(fds, n, stack, STACK_ITEMS, &now, &read);
+
+	return poll_run(fds, n, stack, count, end_ms, read ? now :
+	    rs_clock_now_ms(), mask);
+}
+
+int64_t rs_wait_end_ms(const struct timespec *tmo, int64_t now)
 {
 	if (!tmo)
 		return RS_NEVER;
@@ -306,28 +342,34 @@ static int64_t end_of(const struct timespec *tmo, int64_t now)
 
 int rs_wait_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 {
-	if (!scan(fds, n, NULL)) {
+	struct watched stack[STACK_ITEMS];
+	int64_t now = 0;
+	bool read = false;
+	size_t count = scan(fds, n, stack, STACK_ITEMS, &now, &read);
+
+	if (!count) {
 		int r = rs_real_poll(fds, n, timeout_ms);
 
 		return r < 0 ? -errno : r;
 	}
-	int64_t now = rs_clock_now_ms();
-
-	return poll_common(fds, n, timeout_ms < 0 ? RS_NEVER :
-	    now + timeout_ms, NULL);
+	return poll_run(fds, n, stack, count, timeout_ms < 0 ? RS_NEVER :
+	    now + timeout_ms, now, NULL);
 }
 
 int rs_wait_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
     const sigset_t *mask)
 {
-	int64_t end;
+	struct watched stack[STACK_ITEMS];
+	int64_t now = 0, end;
+	bool read = false;
+	size_t count = scan(fds, n, stack, STACK_ITEMS, &now, &read);
 
-	if (!scan(fds, n, NULL) || (end = end_of(tmo, rs_clock_now_ms())) < 0) {
+	if (!count || (end = rs_wait_end_ms(tmo, now)) < 0) {
 		int r = rs_real_ppoll(fds, n, tmo, mask);
 
 		return r < 0 ? -errno : r;
 	}
-	return poll_common(fds, n, end, mask);
+	return poll_run(fds, n, stack, count, end, now, mask);
 }
 
 /* ---- select and pselect, translated to poll ---- */
@@ -495,84 +537,10 @@ int rs_wait_pselect(int n, fd_set *r, fd_set *w, fd_set *x,
 	size_t count = n > 0 ? sel_scan(n, r, w, x, NULL, &any) : 0;
 	int64_t end;
 
-	if (!any || (end = end_of(tmo, rs_clock_now_ms())) < 0) {
+	if (!any || (end = rs_wait_end_ms(tmo, rs_clock_now_ms())) < 0) {
 		int ret = rs_real_pselect(n, r, w, x, tmo, mask);
 
 		return ret < 0 ? -errno : ret;
 	}
 	return sel_managed(n, r, w, x, end, mask, count);
-}
-
-/* ---- epoll: see epolltrack.c (records) and epollwait.c (waits) ---- */
-
-int rs_wait_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
-{
-	return rs_ept_ctl(epfd, op, fd, ev);
-}
-
-int rs_wait_epoll_wait(int epfd, struct epoll_event *ev, int max,
-    int timeout_ms)
-{
-	return rs_wait_epoll_pwait(epfd, ev, max, timeout_ms, NULL);
-}
-
-/*
- * After a plain epoll wait: events of a connect that another thread began
- * meanwhile are translated or dropped; when nothing is left for the
- * program, the managed wait takes over for the rest of its time (end_ms
- * is 0 when nothing was recorded before the wait: that race returns 0).
- */
-static int epoll_after(int epfd, struct epoll_event *ev, int max, int r,
-    int64_t end_ms, const sigset_t *mask)
-{
-	if (r <= 0)
-		return r < 0 ? -errno : r;
-	r = rs_ept_fixup(epfd, ev, r);
-	if (r > 0 || rs_clock_now_ms() >= end_ms)
-		return r;
-	return rs_ept_wait(epfd, ev, max, end_ms, mask);
-}
-
-int rs_wait_epoll_pwait(int epfd, struct epoll_event *ev, int max,
-    int timeout_ms, const sigset_t *mask)
-{
-	/* The clock is only read when some socket's registration is known. */
-	int64_t end = timeout_ms < 0 ? RS_NEVER : !rs_ept_tracking() ? 0 :
-	    rs_clock_now_ms() + timeout_ms;
-
-	if (!rs_ept_busy(epfd))
-		return epoll_after(epfd, ev, max, rs_real_epoll_pwait(epfd, ev,
-		    max, timeout_ms, mask), end, mask);
-	return rs_ept_wait(epfd, ev, max, end, mask);
-}
-
-int rs_wait_epoll_pwait2(int epfd, struct epoll_event *ev, int max,
-    const struct timespec *tmo, const sigset_t *mask)
-{
-	int64_t end = !rs_ept_tracking() ? 0 : end_of(tmo, rs_clock_now_ms());
-
-	if (end < 0 || !rs_ept_busy(epfd))
-		return epoll_after(epfd, ev, max, rs_real_epoll_pwait2(epfd, ev,
-		    max, tmo, mask), end < 0 ? 0 : end, mask);
-	return rs_ept_wait(epfd, ev, max, end, mask);
-}
-
-void rs_wait_fd_connect(int fd)
-{
-	rs_ept_fd_changed(fd);
-}
-
-void rs_wait_fd_closed(int fd)
-{
-	rs_ept_fd_closed(fd);
-}
-
-void rs_wait_fd_range_closed(unsigned first, unsigned last)
-{
-	rs_ept_fd_range_closed(first, last);
-}
-
-void rs_wait_fd_reused(int fd)
-{
-	rs_ept_fd_reused(fd);
 }

@@ -13,6 +13,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
 #include <time.h>
@@ -24,6 +25,15 @@ int rs_wait_select(int n, fd_set *r, fd_set *w, fd_set *x,
     struct timeval *tmo);
 int rs_wait_pselect(int n, fd_set *r, fd_set *w, fd_set *x,
     const struct timespec *tmo, const sigset_t *mask);
+/*
+ * The monotonic time at which a wait of relative timeout tmo begun at now
+ * ends, rounded up: RS_NEVER for none (NULL, or too far to matter), -1
+ * for an invalid timespec (the kernel's EINVAL is left to the kernel).
+ */
+int64_t rs_wait_end_ms(const struct timespec *tmo, int64_t now);
+
+/* epoll (waitepoll.c): the records and waits of epolltrack.h and
+   epollwait.h. */
 int rs_wait_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev);
 int rs_wait_epoll_wait(int epfd, struct epoll_event *ev, int max,
     int timeout_ms);
