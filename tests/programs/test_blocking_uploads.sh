@@ -169,7 +169,14 @@ for name in $CASES; do
 	c-*) ;;
 	py-*) ;;
 	perl-*) need perl "$name" || continue ;;
-	curl-*) need curl "$name" || continue ;;
+	curl-*)
+		need curl "$name" || continue
+		# make asan preloads the sanitizer's runtime first: with it
+		# alone (no library), curl's telnet upload never ends.
+		if [ "$RS_LIB" != "${RS_LIB##* }" ]; then
+			echo "skipped: $name (hangs under the sanitizer runtime alone)"
+			continue
+		fi ;;
 	java-*)
 		need javac "$name" || continue
 		[ -f "$tmp/UploadClient.class" ] ||
