@@ -375,6 +375,21 @@ static bool finish_message(struct rs_fd *e, int fd, struct mmsghdr *v,
 }
 
 /*
+ * The messages from done on, sent by the plain blocking call once the
+ * descriptor turned out to be another socket (its entry is gone, and
+ * must not be touched again); returns the count for the whole call.
+ */
+static int send_plainly(int fd, struct mmsghdr *v, unsigned n, int flags,
+    unsigned done)
+{
+	int r = RS_NEG_ERRNO(rs_real_sendmmsg(fd, v + done, n - done, flags));
+
+	if (r > 0)
+		return (int)done + r;
+	return done ? (int)done : r;
+}
+
+/*
  * The slow path of a blocking sendmmsg, given r, the first non-blocking
  * try: every message is sent, each one whole, as the kernel's blocking
  * call does; a failure or timeout after some messages returns how many
@@ -393,6 +408,9 @@ static int send_messages(struct rs_fd *e, struct xfer *x, struct mmsghdr *v,
 			if (!finish_message(e, x->fd, &v[done - 1], flags) ||
 			    done == n)
 				return (int)done;
+			/* Finishing it may have found the number reused. */
+			if (rs_fd_get(x->fd) != e)
+				return send_plainly(x->fd, v, n, flags, done);
 		} else if (r != -EAGAIN) {
 			return done ? (int)done : r;
 		} else {
@@ -400,10 +418,10 @@ static int send_messages(struct rs_fd *e, struct xfer *x, struct mmsghdr *v,
 
 			if (w == REUSED_NUMBER) {
 				rs_fd_forget(x->fd);
-				x->flags &= ~MSG_DONTWAIT;
-			} else if (w < 0) {
-				return done ? (int)done : w;
+				return send_plainly(x->fd, v, n, flags, done);
 			}
+			if (w < 0)
+				return done ? (int)done : w;
 		}
 		r = RS_NEG_ERRNO(rs_real_sendmmsg(x->fd, v + done, n - done,
 		    x->flags));
