@@ -203,14 +203,16 @@ bench: all $(BENCH_BIN) $(B)/itests/peer ## benchmarks: figures with and without
 # Line coverage of src/ from the unit and engine tests alone (no preloading,
 # no network): an instrumented build of its own, the unit suite, then a
 # per-file table and a floor for the engines (scripts/coverage.sh).  Profile
-# counters are updated atomically: some unit tests run threads.
+# counters are updated atomically: some unit tests run threads.  The tests
+# run one at a time (RS_JOBS=1): they take a second in all, and no two
+# processes then merge their counters into the same .gcda file at once.
 COV_B := build-cov
 
 coverage: ## per-file line coverage of src/ from the unit and engine tests
 	$(Q)rm -rf $(COV_B)/obj/*/*.gcda
 	$(Q)$(MAKE) --no-print-directory B=$(COV_B) OPT="-O0 -g" SAN="--coverage -fprofile-update=atomic" \
 		unit-tests
-	$(Q)B=$(COV_B) scripts/run-tests.sh unit
+	$(Q)B=$(COV_B) RS_JOBS=1 scripts/run-tests.sh unit
 	$(Q)B=$(COV_B) scripts/coverage.sh
 
 asan: ## the whole test suite under ASan+UBSan
@@ -227,8 +229,12 @@ tsan: ## the threaded integration tests under ThreadSanitizer (build-tsan)
 		SAN="-fsanitize=thread -fno-omit-frame-pointer" all tests
 	$(Q)B=build-tsan scripts/tsan.sh
 
+# One test at a time (RS_JOBS=1): under valgrind they are CPU-bound, and some
+# time what they do to the millisecond (test_engine_resolve's fake sleep,
+# test_budget's children killed 0.5-5.5 ms after fork); three at once on two
+# cores made them miss.
 valgrind: all tests ## the unit tests under valgrind
-	$(Q)RS_VALGRIND=1 scripts/run-tests.sh unit
+	$(Q)RS_VALGRIND=1 RS_JOBS=1 scripts/run-tests.sh unit
 
 fuzz: ## libFuzzer: policy loader, match grammar, HTTP tracker; FUZZ_SECONDS each (60)
 	$(Q)B=$(B) FUZZ_SECONDS=$(or $(FUZZ_SECONDS),60) scripts/fuzz.sh

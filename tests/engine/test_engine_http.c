@@ -305,7 +305,7 @@ static const struct http_case cases[] = {
 		.steps = { SENT, PEEK(R503_BODY), CONSUME("HTTP/1.1 503 B"),
 			{ .fn = FK_RECV, .fd = FD, .err = EINTR },
 			{ .fn = FK_RECV, .fd = FD, .err = EAGAIN },
-			READABLE(-1, 40), CONSUME(R503_BODY + 14), SLEEP(100),
+			READABLE(-1, 40), CONSUME(&R503_BODY[14]), SLEEP(100),
 			SENT, PEEK(R200), READ(R200) },
 		.want = sizeof(R200) - 1, .want_data = R200,
 		.want_sent = GET GET, .want_ms = 140, .retries = 1,

@@ -45,7 +45,7 @@ svc_need() {
 	done
 }
 
-SLACK=${RS_SLACK_MS:-1000}
+SLACK=$((1000 + ${RS_SLACK_MS:-0}))
 RS_BUILD=${RS_BUILD:-$PWD/build}
 RS_LIB=${RS_LIB:-$RS_BUILD/libresolute.so}
 svc_pid=""

@@ -14,7 +14,7 @@ self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 cd "$(dirname "$0")/../.." || exit 2
 RS_BUILD=${RS_BUILD:-$PWD/build}
 RS_LIB=${RS_LIB:-$RS_BUILD/libresolute.so}
-SLACK=${RS_SLACK_MS:-150}
+SLACK=$((150 + ${RS_SLACK_MS:-0}))
 # client NAME HOST PORT: runs the named client once; 0 on a 200 response.
 client() {
 	case $1 in

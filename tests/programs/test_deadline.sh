@@ -51,7 +51,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 fails=0
-slack=$((600 + ${RS_SLACK_MS:-150}))
+slack=$((600 + 150 + ${RS_SLACK_MS:-0}))
 cat >"$tmp/policy.yaml" <<'EOF'
 version: 1
 defaults:

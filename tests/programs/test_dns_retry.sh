@@ -18,7 +18,7 @@ self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 cd "$(dirname "$0")/../.." || exit 2
 RS_BUILD=${RS_BUILD:-$PWD/build}
 RS_LIB=${RS_LIB:-$RS_BUILD/libresolute.so}
-SLACK=${RS_SLACK_MS:-300}
+SLACK=$((300 + ${RS_SLACK_MS:-0}))
 # shellcheck source=tests/programs/sanitizer.sh
 . tests/programs/sanitizer.sh
 # shellcheck source=tests/programs/fo_clients.sh

@@ -25,7 +25,7 @@ set -u
 cd "$(dirname "$0")/../.." || exit 2
 B=${RS_BUILD:-$PWD/build}
 LIB=${RS_LIB:-$B/libresolute.so}
-SLACK=${RS_SLACK_MS:-500}
+SLACK=$((500 + ${RS_SLACK_MS:-0}))
 # shellcheck source=tests/programs/lib.sh
 . tests/programs/lib.sh
 # shellcheck source=tests/programs/sanitizer.sh

@@ -22,7 +22,7 @@ set -u
 cd "$(dirname "$0")/../.." || exit 2
 B=${RS_BUILD:-$PWD/build}
 LIB=${RS_LIB:-$B/libresolute.so}
-SLACK=${RS_SLACK_MS:-2000}
+SLACK=$((2000 + ${RS_SLACK_MS:-0}))
 GET=$PWD/tests/programs/http/get.sh
 # shellcheck source=tests/programs/sanitizer.sh
 . tests/programs/sanitizer.sh

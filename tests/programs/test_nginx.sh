@@ -19,7 +19,7 @@
 set -u
 : "${RS_BUILD:?set by scripts/run-tests.sh}"
 RS_LIB=${RS_LIB:-$RS_BUILD/libresolute.so}
-SLACK=${RS_SLACK_MS:-300}
+SLACK=$((300 + ${RS_SLACK_MS:-0}))
 [ "$SLACK" -lt 300 ] && SLACK=300
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 fails=0
