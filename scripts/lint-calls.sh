@@ -6,7 +6,7 @@
 # purpose), and preload/real.c, which names them for dlsym, are exempt.
 set -u
 cd "$(dirname "$0")/.." || exit 2
-names='connect|socket|socketpair|accept4?|close|close_range|dup[23]?|fcntl(64)?|ioctl|getsockopt|setsockopt|read|readv|recv|recvfrom|recvmsg|recvmmsg|write|writev|send|sendto|sendmsg|sendmmsg|poll|ppoll|select|pselect|epoll_ctl|epoll_wait|epoll_pwait2?|getaddrinfo|gethostbyname2?(_r)?|exec(ve|v|vp|vpe|l|lp|le)|fexecve|posix_spawnp?'
+names='connect|socket|socketpair|accept4?|close|close_range|dup[23]?|fcntl(64)?|ioctl|getsockopt|setsockopt|read|readv|recv|recvfrom|recvmsg|recvmmsg|write|writev|send|sendto|sendmsg|sendmmsg|poll|ppoll|select|pselect|epoll_ctl|epoll_wait|epoll_pwait2?|getaddrinfo|gethostbyname2?(_r)?|exec(ve|v|vp|vpe|l|lp|le)|fexecve|posix_spawnp?|system|popen|wordexp'
 bad=$(grep -nE "(^|[^A-Za-z0-9_>.])($names)[[:space:]]*\(" src/*/*.c |
 	grep -vE '^src/preload/(interpose|interpose_exec|interpose_io|real)\.c:' |
 	grep -vE ':[0-9]+:[[:space:]]*(\*|/\*)' || true)

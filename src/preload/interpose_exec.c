@@ -5,16 +5,21 @@
  * the library's SO_RCVTIMEO with it: before the new program image is
  * loaded, or a child is spawned, the program's own values are put back
  * (ktimeo.h); the parent re-arms lazily, one system call per connection.
- * Not covered: spawns inside the C library (system(), popen() and
- * posix_spawn called by glibc itself go to its internal entry points) and
- * raw exec system calls; their children see the library's value on
- * inherited sockets.  The execl family is variadic and is rebuilt here
- * as its execv counterpart, as glibc does.
+ * The C library's own spawns -- system(), popen() and wordexp()'s command
+ * substitution -- reach its internal posix_spawn or fork and exec, which
+ * are not ours, so those three are wrapped too and put the values back
+ * before they start the child.  Not covered: raw exec system calls, and
+ * other spawns made inside a library past its exported names; their
+ * children see the library's value on inherited sockets.  The execl family
+ * is variadic and is rebuilt here as its execv counterpart, as glibc does.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
+#include <wordexp.h>
 
 #include "ktimeo.h"
 #include "real.h"
@@ -68,6 +73,25 @@ EXPORT int posix_spawnp(pid_t *pid, const char *file,
 {
 	rs_ktimeo_before_exec();
 	return rs_real_posix_spawnp(pid, file, fa, attr, argv, envp);
+}
+
+EXPORT int system(const char *cmd)
+{
+	rs_ktimeo_before_exec();
+	return rs_real_system(cmd);
+}
+
+EXPORT FILE *popen(const char *cmd, const char *mode)
+{
+	rs_ktimeo_before_exec();
+	return rs_real_popen(cmd, mode);
+}
+
+/* A command substitution ($(...), `...`) runs a shell as a child. */
+EXPORT int wordexp(const char *words, wordexp_t *p, int flags)
+{
+	rs_ktimeo_before_exec();
+	return rs_real_wordexp(words, p, flags);
 }
 
 /* Which execv-style call an execl-style one becomes. */

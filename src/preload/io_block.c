@@ -338,6 +338,97 @@ ssize_t rs_io_write_rest(struct rs_fd *e, int fd, const struct iovec *iov,
 	return continue_blocking(e, &x, r);
 }
 
+/*
+ * Whether a sendmmsg that returned r left undone what the blocking call
+ * would have done: nothing sent yet (EAGAIN), a message sent in part, or
+ * messages not tried.
+ */
+static bool send_unfinished(const struct mmsghdr *v, unsigned n, int r)
+{
+	if (r <= 0)
+		return r == -EAGAIN;
+	const struct msghdr *h = &v[r - 1].msg_hdr;
+
+	return (unsigned)r < n || v[r - 1].msg_len <
+	    rs_io_iov_total(h->msg_iov, (int)h->msg_iovlen);
+}
+
+/*
+ * Finishes the message v (sent in part) as a blocking sendmsg would;
+ * returns whether it went whole.  The kernel's blocking sendmmsg sends
+ * each message whole before the next, so a byte stream never gets the
+ * next message's bytes after half of this one.
+ */
+static bool finish_message(struct rs_fd *e, int fd, struct mmsghdr *v,
+    int flags)
+{
+	struct msghdr h = v->msg_hdr;
+	size_t want = rs_io_iov_total(h.msg_iov, (int)h.msg_iovlen);
+
+	if (v->msg_len >= want)
+		return true;
+	ssize_t w = rs_io_write_rest(e, fd, h.msg_iov, (int)h.msg_iovlen,
+	    flags, &h, (ssize_t)v->msg_len);
+
+	if (w > (ssize_t)v->msg_len)
+		v->msg_len = (unsigned)w;
+	return w >= 0 && (size_t)w >= want;
+}
+
+/*
+ * The messages from done on, sent by the plain blocking call once the
+ * descriptor turned out to be another socket (its entry is gone, and
+ * must not be touched again); returns the count for the whole call.
+ */
+static int send_plainly(int fd, struct mmsghdr *v, unsigned n, int flags,
+    unsigned done)
+{
+	int r = RS_NEG_ERRNO(rs_real_sendmmsg(fd, v + done, n - done, flags));
+
+	if (r > 0)
+		return (int)done + r;
+	return done ? (int)done : r;
+}
+
+/*
+ * The slow path of a blocking sendmmsg, given r, the first non-blocking
+ * try: every message is sent, each one whole, as the kernel's blocking
+ * call does; a failure or timeout after some messages returns how many
+ * went (the last one perhaps in part), as the kernel's does.
+ */
+static int send_messages(struct rs_fd *e, struct xfer *x, struct mmsghdr *v,
+    unsigned n, int flags, int r)
+{
+	int64_t own = own_timeout(e, x->fd, true, rs_clock_now_ms());
+	unsigned done = 0;
+
+	for (;;) {
+		if (r > 0) {
+			rs_fd_touch(e, rs_clock_now_ms());
+			done += (unsigned)r;
+			if (!finish_message(e, x->fd, &v[done - 1], flags) ||
+			    done == n)
+				return (int)done;
+			/* Finishing it may have found the number reused. */
+			if (rs_fd_get(x->fd) != e)
+				return send_plainly(x->fd, v, n, flags, done);
+		} else if (r != -EAGAIN) {
+			return done ? (int)done : r;
+		} else {
+			int w = wait_ready(e, x, own);
+
+			if (w == REUSED_NUMBER) {
+				rs_fd_forget(x->fd);
+				return send_plainly(x->fd, v, n, flags, done);
+			}
+			if (w < 0)
+				return done ? (int)done : w;
+		}
+		r = RS_NEG_ERRNO(rs_real_sendmmsg(x->fd, v + done, n - done,
+		    x->flags));
+	}
+}
+
 int rs_io_mmsg_rest(struct rs_fd *e, int fd, bool out, struct mmsghdr *v,
     unsigned n, int flags, int r)
 {
@@ -345,7 +436,9 @@ int rs_io_mmsg_rest(struct rs_fd *e, int fd, bool out, struct mmsghdr *v,
 		.cnt = (int)n, .flags = flags | MSG_DONTWAIT };
 	struct xfer *x = &xf;
 
-	if (r != -EAGAIN || really_nonblocking(e, x->fd))
+	if (out && send_unfinished(v, n, r) && !really_nonblocking(e, fd))
+		return send_messages(e, x, v, n, flags, r);
+	if (out || r != -EAGAIN || really_nonblocking(e, x->fd))
 		return (int)rs_io_touched(e, r);
 	int64_t own = own_timeout(e, x->fd, x->out, rs_clock_now_ms());
 
@@ -359,8 +452,7 @@ int rs_io_mmsg_rest(struct rs_fd *e, int fd, bool out, struct mmsghdr *v,
 		}
 		if (w < 0)
 			return w;
-		r = out ? RS_NEG_ERRNO(rs_real_sendmmsg(fd, v, n, x->flags)) :
-		    RS_NEG_ERRNO(rs_real_recvmmsg(fd, v, n, x->flags, NULL));
+		r = RS_NEG_ERRNO(rs_real_recvmmsg(fd, v, n, x->flags, NULL));
 	}
 	return (int)rs_io_touched(e, r);
 }

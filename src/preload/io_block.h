@@ -30,9 +30,11 @@ ssize_t rs_io_write_rest(struct rs_fd *e, int fd, const struct iovec *iov,
     int cnt, int flags, struct msghdr *msg, ssize_t r);
 
 /*
- * recvmmsg and sendmmsg (out) are datagram calls; on a stream socket they
- * are served by one non-blocking try, a wait whenever it would block, and
- * a retry, without continuing a partly moved message.
+ * recvmmsg and sendmmsg (out) are datagram calls.  recvmmsg is served by
+ * one non-blocking try, a wait whenever it would block, and a retry.  A
+ * blocking sendmmsg sends every message, each one whole, as the kernel's
+ * does (on a stream socket a message sent in part is finished before the
+ * next); on a non-blocking socket the kernel's answer is returned as is.
  */
 int rs_io_mmsg_rest(struct rs_fd *e, int fd, bool out, struct mmsghdr *v,
     unsigned n, int flags, int r);

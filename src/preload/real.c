@@ -145,6 +145,22 @@ REAL(int, posix_spawnp,
     (pid_t *pid, const char *f, const posix_spawn_file_actions_t *fa,
 	const posix_spawnattr_t *at, char *const a[], char *const e[]),
     (pid, f, fa, at, a, e))
+REAL(int, system, (const char *cmd), (cmd))
+REAL(int, wordexp, (const char *w, wordexp_t *p, int fl), (w, p, fl))
+
+/* By hand: popen fails with NULL, not -1. */
+FILE *rs_real_popen(const char *cmd, const char *mode)
+{
+	static void *slot;
+	FILE *(*fn)(const char *, const char *) =
+	    (FILE *(*)(const char *, const char *))resolved(&slot, "popen");
+
+	if (!fn) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	return fn(cmd, mode);
+}
 
 REAL(int, getaddrinfo,
     (const char *n, const char *s, const struct addrinfo *h,

@@ -19,12 +19,14 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <time.h>
+#include <wordexp.h>
 
 int rs_real_connect(int fd, const struct sockaddr *sa, socklen_t len);
 int rs_real_socket(int domain, int type, int protocol);
@@ -86,6 +88,9 @@ int rs_real_posix_spawn(pid_t *pid, const char *path,
 int rs_real_posix_spawnp(pid_t *pid, const char *file,
     const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
     char *const argv[], char *const envp[]);
+int rs_real_system(const char *cmd);
+FILE *rs_real_popen(const char *cmd, const char *mode);
+int rs_real_wordexp(const char *words, wordexp_t *p, int flags);
 
 int rs_real_getaddrinfo(const char *node, const char *service,
     const struct addrinfo *hints, struct addrinfo **res);

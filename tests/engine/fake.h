@@ -90,6 +90,8 @@ struct fk_step {
 	void (*during)(void);	/* run as the call starts: what happens
 				   while it is under way */
 	int max;		/* epoll waits: expected maxevents, 0: any */
+	size_t part;		/* sendmmsg: bytes of the last message
+				   counted, when it went in part (0: whole) */
 };
 
 /* Step builders, so that a script reads as what the kernel does. */

@@ -210,21 +210,14 @@ static ssize_t fake_in(enum fk_fn fn, int fd, const struct iovec *iov,
 	return fk_answer(s, (long)done);
 }
 
-/* A write: takes ret bytes (-1: all) of iov into sent[]. */
-static ssize_t fake_out(enum fk_fn fn, int fd, const struct iovec *iov,
-    size_t cnt, int flags)
+/* Appends the first n bytes of iov to sent[]; returns how many it had. */
+static size_t take_bytes(const struct iovec *iov, size_t cnt, size_t n)
 {
-	const struct fk_step *s = fk_take(fn, fd);
-	size_t offered = iov_len(iov, cnt), take_n, done = 0;
+	size_t done = 0;
 
-	check_xfer(s, offered, flags);
-	if (!s || s->err)
-		return fk_answer(s, 0);
-	take_n = s->ret < 0 || (size_t)s->ret > offered ? offered :
-	    (size_t)s->ret;
-	for (size_t i = 0; i < cnt && done < take_n; i++) {
-		size_t k = iov[i].iov_len < take_n - done ? iov[i].iov_len :
-		    take_n - done;
+	for (size_t i = 0; i < cnt && done < n; i++) {
+		size_t k = iov[i].iov_len < n - done ? iov[i].iov_len :
+		    n - done;
 
 		if (nsent + k <= sizeof(sent)) {
 			memcpy(sent + nsent, iov[i].iov_base, k);
@@ -232,7 +225,22 @@ static ssize_t fake_out(enum fk_fn fn, int fd, const struct iovec *iov,
 		}
 		done += k;
 	}
-	return fk_answer(s, (long)done);
+	return done;
+}
+
+/* A write: takes ret bytes (-1: all) of iov into sent[]. */
+static ssize_t fake_out(enum fk_fn fn, int fd, const struct iovec *iov,
+    size_t cnt, int flags)
+{
+	const struct fk_step *s = fk_take(fn, fd);
+	size_t offered = iov_len(iov, cnt), take_n;
+
+	check_xfer(s, offered, flags);
+	if (!s || s->err)
+		return fk_answer(s, 0);
+	take_n = s->ret < 0 || (size_t)s->ret > offered ? offered :
+	    (size_t)s->ret;
+	return fk_answer(s, (long)take_bytes(iov, cnt, take_n));
 }
 
 ssize_t rs_real_read(int fd, void *buf, size_t n)
@@ -315,13 +323,27 @@ ssize_t rs_real_sendmsg(int fd, const struct msghdr *msg, int flags)
 	return fake_out(FK_SENDMSG, fd, msg->msg_iov, msg->msg_iovlen, flags);
 }
 
+/*
+ * sendmmsg: ret messages are sent (at most n), each whole except the last
+ * when the step says part (its bytes); msg_len is set as the kernel does.
+ */
 int rs_real_sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 {
 	const struct fk_step *s = fk_take(FK_SENDMMSG, fd);
 
-	(void)v;
 	check_xfer(s, n, flags);
-	return (int)fk_answer(s, s ? s->ret : 0);
+	if (!s || s->err)
+		return (int)fk_answer(s, 0);
+	for (long i = 0; i < s->ret && i < (long)n; i++) {
+		const struct msghdr *h = &v[i].msg_hdr;
+		size_t want = iov_len(h->msg_iov, h->msg_iovlen);
+
+		if (i == s->ret - 1 && s->part && s->part < want)
+			want = s->part;
+		v[i].msg_len = (unsigned)take_bytes(h->msg_iov,
+		    h->msg_iovlen, want);
+	}
+	return (int)fk_answer(s, s->ret);
 }
 
 void fk_xfer_reset(void)

@@ -336,6 +336,56 @@ static const struct io_case cases[] = {
 		.steps = { AGAIN(FK_SENDMMSG), FK_POLL_QUIET(301) },
 		.want = -ETIMEDOUT, .want_ms = 301, .write_timeouts = 1,
 	},
+	/* sendmmsg's two messages are "0123" (two elements) and "4567". */
+	{
+		.name = "sendmmsg: both messages at once cost one call",
+		.policy = POLICY("off", "300ms"), .op = OP_SENDMMSG, .len = 2,
+		.steps = { TAKES(FK_SENDMMSG, 2) },
+		.want = 2, .want_data = "01234567",
+	},
+	{
+		.name = "sendmmsg: a message sent in part is finished, then "
+			"the next is sent (blocking, as the kernel's)",
+		.policy = POLICY("off", "300ms"), .op = OP_SENDMMSG, .len = 2,
+		.steps = {
+			{ .fn = FK_SENDMMSG, .fd = FD, .ret = 1, .part = 3 },
+			FK_POLL_READY(301, 10, FD, POLLOUT),
+			TAKES_OF(FK_SENDMSG, -1, 1),
+			TAKES_OF(FK_SENDMMSG, 1, 1),
+		},
+		.want = 2, .want_ms = 10, .want_data = "01234567",
+	},
+	{
+		.name = "sendmmsg: no room after the first message: waits, "
+			"then the second",
+		.policy = POLICY("off", "300ms"), .op = OP_SENDMMSG, .len = 2,
+		.steps = {
+			TAKES(FK_SENDMMSG, 1),
+			AGAIN(FK_SENDMMSG),
+			FK_POLL_READY(301, 7, FD, POLLOUT),
+			TAKES_OF(FK_SENDMMSG, 1, 1),
+		},
+		.want = 2, .want_ms = 7, .want_data = "01234567",
+	},
+	{
+		.name = "sendmmsg: write_timeout within a message: the "
+			"messages counted, the last in part",
+		.policy = POLICY("off", "300ms"), .op = OP_SENDMMSG, .len = 2,
+		.steps = {
+			{ .fn = FK_SENDMMSG, .fd = FD, .ret = 1, .part = 3 },
+			FK_POLL_QUIET(301),
+		},
+		.want = 1, .want_ms = 301, .want_data = "012",
+		.write_timeouts = 1,
+	},
+	{
+		.name = "sendmmsg: non-blocking socket: a message in part, "
+			"as the kernel's",
+		.policy = POLICY("off", "300ms"), .op = OP_SENDMMSG, .len = 2,
+		.nonblocking = true,
+		.steps = { { .fn = FK_SENDMMSG, .fd = FD, .ret = 1, .part = 3 } },
+		.want = 1, .want_data = "012",
+	},
 	{
 		.name = "write: non-blocking socket: the plain call",
 		.policy = POLICY("off", "300ms"), .op = OP_WRITE, .len = 8,
@@ -346,6 +396,8 @@ static const struct io_case cases[] = {
 };
 
 static char out[16] = "0123456789abcdef";
+/* sendmmsg's messages, kept for their msg_len. */
+static struct mmsghdr sent_mm[2];
 
 /* Runs c's call: reads into buf, writes from out. */
 static long call(const struct io_case *c, struct rs_fd *e, char *buf)
@@ -355,6 +407,9 @@ static long call(const struct io_case *c, struct rs_fd *e, char *buf)
 	struct msghdr m = { .msg_iov = v, .msg_iovlen = 2 };
 	struct msghdr mw = { .msg_iov = w, .msg_iovlen = 2 };
 	struct mmsghdr mm[2] = { { .msg_hdr = m }, { .msg_hdr = m } };
+	struct iovec w0[2] = { { out, 2 }, { out + 2, 2 } };
+	struct iovec w1 = { out + 4, 4 };
+
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
 
@@ -376,7 +431,12 @@ static long call(const struct io_case *c, struct rs_fd *e, char *buf)
 		return rs_io_sendto(e, FD, out, c->len, c->flags, NULL, 0);
 	case OP_SENDMSG: return rs_io_sendmsg(e, FD, &mw, c->flags);
 	case OP_SENDMMSG:
-		return rs_io_sendmmsg(e, FD, mm, (unsigned)c->len, c->flags);
+		sent_mm[0].msg_hdr = (struct msghdr){ .msg_iov = w0,
+			.msg_iovlen = 2 };
+		sent_mm[1].msg_hdr = (struct msghdr){ .msg_iov = &w1,
+			.msg_iovlen = 1 };
+		return rs_io_sendmmsg(e, FD, sent_mm, (unsigned)c->len,
+		    c->flags);
 	}
 	return -1;
 }
@@ -412,6 +472,9 @@ static void run_case(void **state)
 
 		assert_int_equal(n, strlen(c->want_data));
 		assert_memory_equal(s, c->want_data, n);
+		if (c->op == OP_SENDMMSG)
+			assert_int_equal(sent_mm[0].msg_len +
+			    (c->want > 1 ? sent_mm[1].msg_len : 0), n);
 	} else if (c->want_data) {
 		assert_string_equal(buf, c->want_data);
 	}

@@ -179,6 +179,39 @@ static void test_reused_number_gets_no_timeout(void **state)
 }
 
 /*
+ * The same for a blocking sendmmsg whose wait after its first message
+ * finds the number reused: the rest goes by the plain blocking call, and
+ * the entry is not touched again.
+ */
+static void test_reused_number_sendmmsg_goes_plain(void **state)
+{
+	static const struct fk_step steps[] = {
+		{ .fn = FK_SENDMMSG, .fd = FD, .ret = 1 },
+		AGAIN(FK_SENDMMSG),
+		FK_POLL_QUIET(301),
+		{ .fn = FK_SENDMMSG, .fd = FD, .ret = 1, .len = 1 },
+		FK_STOP,
+	};
+	char a[] = "ab", b[] = "cd";
+	struct iovec va = { a, 2 }, vb = { b, 2 };
+	struct mmsghdr m[2] = {
+		{ .msg_hdr = { .msg_iov = &va, .msg_iovlen = 1 } },
+		{ .msg_hdr = { .msg_iov = &vb, .msg_iovlen = 1 } },
+	};
+
+	(void)state;
+	fk_script(steps);
+	struct rs_fd *e = fk_connected(FD, fk_policy(POLICY_RW), false);
+
+	e->ino = 4242;	/* FD is not open here: its inode reads as 0 */
+	assert_int_equal(rs_io_sendmmsg(e, FD, m, 2, 0), 2);
+	assert_int_equal(m[1].msg_len, 2);
+	assert_null(rs_fd_get(FD));
+	assert_int_equal(fk_stat(RS_STAT_WRITE_TIMEOUTS), 0);
+	fk_done();
+}
+
+/*
  * A dup'd socket shares O_NONBLOCK with its copies, which may change it
  * through another number: the flag is read again before a first wait, so
  * a socket made blocking through a copy gets its timeout, and one made
@@ -217,6 +250,7 @@ int main(void)
 		cmocka_unit_test(test_read_after_failed_connect),
 		cmocka_unit_test(test_wait_deadline_and_expiry),
 		cmocka_unit_test(test_reused_number_gets_no_timeout),
+		cmocka_unit_test(test_reused_number_sendmmsg_goes_plain),
 		cmocka_unit_test(test_dup_flags_read_again),
 	};
 

@@ -12,6 +12,10 @@
  *   sockopt_client own PORT MS
  *       Sets SO_RCVTIMEO to MS ms, reads, and prints "read ERRNAME
  *       ms=ELAPSED own=SEC.USEC" (the program's own value read back).
+ *   sockopt_client system|popen|wordexp PORT
+ *       As inherit, but the child "show FD" is started by system(), by
+ *       popen() (its output read and printed) or by wordexp()'s command
+ *       substitution (the words printed): the C library's own spawns.
  *   sockopt_client spawn PORT
  *       As inherit, but instead of exec'ing, another thread spawns
  *       /bin/true (posix_spawn, the socket inherited) 200 ms into the
@@ -33,6 +37,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <wordexp.h>
 
 static long long now_ms(void)
 {
@@ -92,6 +97,33 @@ static void *spawner(void *arg)
 	return NULL;
 }
 
+/* Starts "ARGV0 show S" the way how names, through the C library. */
+static int libc_spawn(const char *how, const char *self, int s)
+{
+	char cmd[4200], line[256];
+
+	snprintf(cmd, sizeof(cmd), "%s'%s' show %d%s",
+	    strcmp(how, "wordexp") ? "" : "$(", self, s,
+	    strcmp(how, "wordexp") ? "" : ")");
+	if (!strcmp(how, "system"))
+		return system(cmd) == 0 ? 0 : 2;
+	if (!strcmp(how, "popen")) {
+		FILE *f = popen(cmd, "r");
+
+		while (f && fgets(line, sizeof(line), f))
+			fputs(line, stdout);
+		return f && pclose(f) == 0 ? 0 : 2;
+	}
+	wordexp_t w;
+
+	if (wordexp(cmd, &w, 0) != 0)
+		return 2;
+	for (size_t i = 0; i < w.we_wordc; i++)
+		printf("%s%s", w.we_wordv[i], i + 1 < w.we_wordc ? " " : "\n");
+	wordfree(&w);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -105,6 +137,13 @@ int main(int argc, char **argv)
 		execl(argv[0], argv[0], "show", fd, (char *)NULL);
 		perror("execl");
 		return 2;
+	}
+	if (argc == 3 && (!strcmp(argv[1], "system") ||
+	    !strcmp(argv[1], "popen") || !strcmp(argv[1], "wordexp"))) {
+		int s = connected(atoi(argv[2]));
+
+		timed_read(s);
+		return libc_spawn(argv[1], argv[0], s);
 	}
 	if (argc == 3 && !strcmp(argv[1], "spawn")) {
 		int s = connected(atoi(argv[2]));
@@ -133,6 +172,6 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	fprintf(stderr, "usage: sockopt_client inherit PORT | show FD | "
-	    "own PORT MS | spawn PORT\n");
+	    "own PORT MS | spawn PORT | system|popen|wordexp PORT\n");
 	return 2;
 }

@@ -4,8 +4,8 @@
  * timeout fires within its window, the program reads back its own value,
  * a shorter value of its own is honoured (EAGAIN), a longer one (even
  * one past 32 bits of milliseconds) does not hide read_timeout, and a
- * program it execs
- * does not inherit the library's value on the socket.
+ * program it execs, or starts with system(), popen() or wordexp(), does
+ * not inherit the library's value on the socket.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -67,6 +67,35 @@ static void test_exec_child_does_not_inherit_timeout(void **state)
 	    "ETIMEDOUT", 1000, "own=0.000000", "child SO_RCVTIMEO=0.000000");
 }
 
+/*
+ * The C library's own spawns (system, popen, wordexp's command
+ * substitution) go through its internal exec, not the exported one: the
+ * child must not inherit the library's SO_RCVTIMEO there either.
+ */
+static void libc_spawn_child(const char *how)
+{
+	check("version: 1\ndefaults:\n  read_timeout: 300ms\n", how, NULL,
+	    "ETIMEDOUT", 300, "own=0.000000", "child SO_RCVTIMEO=0.000000");
+}
+
+static void test_system_child_does_not_inherit_timeout(void **state)
+{
+	(void)state;
+	libc_spawn_child("system");
+}
+
+static void test_popen_child_does_not_inherit_timeout(void **state)
+{
+	(void)state;
+	libc_spawn_child("popen");
+}
+
+static void test_wordexp_child_does_not_inherit_timeout(void **state)
+{
+	(void)state;
+	libc_spawn_child("wordexp");
+}
+
 /* The program's own 300 ms fires first, with EAGAIN, as bare. */
 static void test_own_shorter_timeout_gives_eagain(void **state)
 {
@@ -105,6 +134,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exec_child_does_not_inherit_timeout),
+		cmocka_unit_test(test_system_child_does_not_inherit_timeout),
+		cmocka_unit_test(test_popen_child_does_not_inherit_timeout),
+		cmocka_unit_test(test_wordexp_child_does_not_inherit_timeout),
 		cmocka_unit_test(test_own_shorter_timeout_gives_eagain),
 		cmocka_unit_test(test_own_huge_timeout_keeps_read_timeout),
 		cmocka_unit_test(test_spawn_during_read_keeps_timeout),
