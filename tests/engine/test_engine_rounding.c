@@ -65,8 +65,16 @@ static void assert_lasted(int64_t want_ms, int64_t off, int64_t cost)
 		    (long long)cost, (long long)took, (long long)want_ms);
 }
 
+/* Runs one case from each tenth of a ms, with each cost of a reading. */
+static void from_every_start(void (*one)(int64_t off, int64_t cost))
+{
+	for (size_t c = 0; c < sizeof(costs_us) / sizeof(costs_us[0]); c++)
+		for (int64_t off = 0; off < 1000; off += 100)
+			one(off, costs_us[c]);
+}
+
 /* The retry after a refusal starts no earlier than the backoff allows. */
-static void test_backoff_never_early(void **state)
+static void backoff_from(int64_t off, int64_t cost)
 {
 	static const struct fk_step steps[] = {
 		{ .fn = FK_CONNECT, .fd = FD, .err = ECONNREFUSED,
@@ -77,20 +85,16 @@ static void test_backoff_never_early(void **state)
 		FK_STOP,
 	};
 
-	(void)state;
-	for (size_t c = 0; c < sizeof(costs_us) / sizeof(costs_us[0]); c++)
-		for (int64_t off = 0; off < 1000; off += 100) {
-			fk_script(steps);
-			fk_policy(FK_POLICY("2", "off", "off"));
-			clock_at(off, costs_us[c]);
-			assert_int_equal(fk_connect(FD, false), 0);
-			assert_lasted(100, off, costs_us[c]);
-			fk_done();
-		}
+	fk_script(steps);
+	fk_policy(FK_POLICY("2", "off", "off"));
+	clock_at(off, cost);
+	assert_int_equal(fk_connect(FD, false), 0);
+	assert_lasted(100, off, cost);
+	fk_done();
 }
 
 /* An attempt gives up no earlier than connect_timeout after its SYN. */
-static void test_connect_timeout_never_early(void **state)
+static void connect_timeout_from(int64_t off, int64_t cost)
 {
 	static const struct fk_step steps[] = {
 		{ .fn = FK_CONNECT, .fd = FD, .err = EINPROGRESS,
@@ -101,20 +105,16 @@ static void test_connect_timeout_never_early(void **state)
 		FK_STOP,
 	};
 
-	(void)state;
-	for (size_t c = 0; c < sizeof(costs_us) / sizeof(costs_us[0]); c++)
-		for (int64_t off = 0; off < 1000; off += 100) {
-			fk_script(steps);
-			fk_policy(FK_POLICY("1", "off", "off"));
-			clock_at(off, costs_us[c]);
-			assert_int_equal(fk_connect(FD, false), -ETIMEDOUT);
-			assert_lasted(1000, off, costs_us[c]);
-			fk_done();
-		}
+	fk_script(steps);
+	fk_policy(FK_POLICY("1", "off", "off"));
+	clock_at(off, cost);
+	assert_int_equal(fk_connect(FD, false), -ETIMEDOUT);
+	assert_lasted(1000, off, cost);
+	fk_done();
 }
 
 /* A read gives up no earlier than read_timeout after the last activity. */
-static void test_read_timeout_never_early(void **state)
+static void read_timeout_from(int64_t off, int64_t cost)
 {
 	static const struct fk_step steps[] = {
 		{ .fn = FK_RECV, .fd = FD, .err = EAGAIN },
@@ -123,24 +123,36 @@ static void test_read_timeout_never_early(void **state)
 	};
 	char buf[16];
 
+	fk_script(steps);
+	const struct rs_policy *p = fk_policy(FK_POLICY("1", "300ms", "off"));
+
+	clock_at(off, cost);
+	/* Connected now: the last activity. */
+	note_begin();
+	struct rs_fd *e = fk_connected(FD, p, false);
+
+	assert_int_equal(rs_io_read(e, FD, buf, sizeof(buf)), -ETIMEDOUT);
+	note_end();
+	assert_lasted(300, off, cost);
+	fk_done();
+}
+
+static void test_backoff_never_early(void **state)
+{
 	(void)state;
-	for (size_t c = 0; c < sizeof(costs_us) / sizeof(costs_us[0]); c++)
-		for (int64_t off = 0; off < 1000; off += 100) {
-			fk_script(steps);
-			const struct rs_policy *p =
-			    fk_policy(FK_POLICY("1", "300ms", "off"));
+	from_every_start(backoff_from);
+}
 
-			clock_at(off, costs_us[c]);
-			/* Connected now: the last activity. */
-			note_begin();
-			struct rs_fd *e = fk_connected(FD, p, false);
+static void test_connect_timeout_never_early(void **state)
+{
+	(void)state;
+	from_every_start(connect_timeout_from);
+}
 
-			assert_int_equal(rs_io_read(e, FD, buf, sizeof(buf)),
-			    -ETIMEDOUT);
-			note_end();
-			assert_lasted(300, off, costs_us[c]);
-			fk_done();
-		}
+static void test_read_timeout_never_early(void **state)
+{
+	(void)state;
+	from_every_start(read_timeout_from);
 }
 
 int main(void)
