@@ -40,6 +40,22 @@ int64_t rs_clock_epoch_ms(void);
 /* Converts an epoch time in ms to the monotonic clock (RS_NEVER stays). */
 int64_t rs_clock_epoch_to_mono_ms(int64_t epoch_ms);
 
+/*
+ * Returns the deadline of an interval of `ms` that starts at `stamp`, a
+ * reading of rs_clock_now_ms(): the first reading at which the interval
+ * has surely passed.  A reading is the time rounded down to whole ms, so
+ * the start may really be up to 1 ms after its stamp; a wait that ended
+ * when a later reading reached stamp + ms could end almost 1 ms before ms
+ * had passed.  One ms more makes every backoff, connect_timeout and idle
+ * timeout end no earlier than it must and at most 1 ms later (plus the
+ * scheduler's delay).  Every "ms after a stamp" deadline is made here.
+ */
+static inline int64_t rs_clock_after(int64_t stamp, int64_t ms)
+{
+	/* No time at all has passed at once: a zero timeout never waits. */
+	return ms ? stamp + ms + 1 : stamp;
+}
+
 /* Returns the earlier of two monotonic times. */
 static inline int64_t rs_clock_min(int64_t a, int64_t b)
 {

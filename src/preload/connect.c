@@ -123,8 +123,8 @@ static void start_logical(struct rs_fd *e, const struct rs_target *t,
 	e->addrlen = len;
 	e->deadline_ms = rs_tdeadline_get();
 	if (s->connect_budget_ms != RS_OFF)
-		e->deadline_ms = rs_clock_min(now + s->connect_budget_ms,
-		    e->deadline_ms);
+		e->deadline_ms = rs_clock_min(rs_clock_after(now,
+		    s->connect_budget_ms), e->deadline_ms);
 	e->retry_at_ms = now;
 	if (t->host)
 		snprintf(e->host, sizeof(e->host), "%s", t->host);

@@ -194,7 +194,7 @@ static void after_failure(int fd, struct rs_fd *e, int err, int64_t now)
 	uint32_t wait = rs_backoff_wait_ms(&s->backoff, e->attempt - 1,
 	    rs_rng_uniform(), e->prev_wait_ms);
 
-	if (now + wait >= e->deadline_ms) {
+	if (rs_clock_after(now, wait) >= e->deadline_ms) {
 		log_attempt(RS_LOG_WARN, e, err, -1, "deadline",
 		    "; no time left for another attempt");
 		conclude(fd, e, ETIMEDOUT, now);
@@ -210,7 +210,7 @@ static void after_failure(int fd, struct rs_fd *e, int err, int64_t now)
 	rs_stats_add(e->rule, RS_STAT_RETRIES);
 	log_attempt(RS_LOG_WARN, e, err, wait, "retry", "");
 	e->prev_wait_ms = wait;
-	e->retry_at_ms = now + wait;
+	e->retry_at_ms = rs_clock_after(now, wait);
 	rs_fd_set_state(e, RS_FD_BACKOFF);
 }
 
@@ -243,7 +243,7 @@ static int64_t attempt_deadline(const struct rs_fd *e, int64_t now)
 	uint32_t ct = e->settings->connect_timeout_ms;
 
 	return ct == RS_OFF ? e->deadline_ms :
-	    rs_clock_min(now + ct, e->deadline_ms);
+	    rs_clock_min(rs_clock_after(now, ct), e->deadline_ms);
 }
 
 /* Starts attempt e->attempt + 1 on a socket that is non-blocking now. */

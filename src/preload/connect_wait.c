@@ -51,7 +51,7 @@ static int64_t program_deadline(int fd)
 {
 	int64_t ms = rs_sotimeo_ms(fd, true);
 
-	return ms ? rs_clock_now_ms() + ms : RS_NEVER;
+	return ms ? rs_clock_after(rs_clock_now_ms(), ms) : RS_NEVER;
 }
 
 /*

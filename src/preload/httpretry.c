@@ -296,7 +296,7 @@ int64_t rs_hconn_allow(struct rs_fd *e, struct rs_hconn *h)
 		    rs_rng_uniform(), h->prev_wait_ms);
 		h->prev_wait_ms = (uint32_t)wait;
 	}
-	if (now + wait >= rs_io_process_deadline()) {
+	if (rs_clock_after(now, wait) >= rs_io_process_deadline()) {
 		rs_hr_give_up(&h->m);
 		gave_up(e, h, "deadline");
 		return -1;
@@ -385,7 +385,7 @@ static int resend(struct rs_fd *e, struct rs_hconn *h, int fd, int64_t wait)
 	int r;
 
 	if (wait > 0)
-		wait_fd(-1, 0, rs_clock_now_ms() + wait);
+		wait_fd(-1, 0, rs_clock_after(rs_clock_now_ms(), wait));
 	h->reused = !h->m.reconnect;
 	if (h->m.reconnect) {
 		r = rs_hconn_reconnect(e, fd, true);

@@ -135,12 +135,8 @@ static int await(struct rs_hconn *h, struct rs_fd *e, int fd, int64_t now,
 		rs_hconn_shown(e, h);
 	if (wait < 0)
 		return RS_HW_SHOW;
-	/*
-	 * From now, read afresh (a poll's `now` is from before its wait),
-	 * and a millisecond more: the clock truncates, and the wait must
-	 * never be shorter than the server asked.
-	 */
-	h->retry_at_ms = rs_clock_now_ms() + wait + 1;
+	/* From now, read afresh: a poll's `now` is from before its wait. */
+	h->retry_at_ms = rs_clock_after(rs_clock_now_ms(), wait);
 	return AGAIN;
 }
 

@@ -65,7 +65,8 @@ static int64_t own_timeout(struct rs_fd *e, int fd, bool out, int64_t now)
 		e->own_tmo_ms[out] = (uint32_t)rs_sotimeo_ms(fd, out);
 		e->own_tmo_known[out] = true;
 	}
-	return e->own_tmo_ms[out] ? now + e->own_tmo_ms[out] : RS_NEVER;
+	return e->own_tmo_ms[out] ? rs_clock_after(now, e->own_tmo_ms[out]) :
+	    RS_NEVER;
 }
 
 /*

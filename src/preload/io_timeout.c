@@ -18,9 +18,9 @@
 #include "tdeadline.h"
 
 /*
- * The last activity is recorded in whole milliseconds, rounded down, so the
- * timeout ends one millisecond later than their sum: never before
- * read_timeout (write_timeout) has really passed.
+ * The last activity is a reading of the clock (rounded down), so the
+ * timeout ends at rs_clock_after() it: never before read_timeout
+ * (write_timeout) has really passed.
  */
 int64_t rs_io_deadline(const struct rs_fd *e, bool out)
 {
@@ -29,7 +29,8 @@ int64_t rs_io_deadline(const struct rs_fd *e, bool out)
 	int64_t when = rs_io_process_deadline();
 
 	if (t != RS_OFF)
-		when = rs_clock_min(when, rs_fd_last_activity(e) + t + 1);
+		when = rs_clock_min(when,
+		    rs_clock_after(rs_fd_last_activity(e), t));
 	return when;
 }
 
@@ -37,7 +38,8 @@ void rs_io_log_timeout(const struct rs_fd *e, bool out, int64_t now)
 {
 	const struct rs_settings *s = e->settings;
 	uint32_t t = out ? s->write_timeout_ms : s->read_timeout_ms;
-	bool by_deadline = t == RS_OFF || now <= rs_fd_last_activity(e) + t;
+	bool by_deadline = t == RS_OFF ||
+	    now < rs_clock_after(rs_fd_last_activity(e), t);
 	struct rs_dest d;
 
 	rs_stats_add(e->rule, out ? RS_STAT_WRITE_TIMEOUTS :

@@ -337,7 +337,7 @@ int64_t rs_wait_end_ms(const struct timespec *tmo, int64_t now)
 		return -1;
 	if (tmo->tv_sec > INT32_MAX)
 		return RS_NEVER;
-	return now + rs_clock_timespec_ms(tmo);
+	return rs_clock_after(now, rs_clock_timespec_ms(tmo));
 }
 
 int rs_wait_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
@@ -353,7 +353,7 @@ int rs_wait_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 		return r < 0 ? -errno : r;
 	}
 	return poll_run(fds, n, stack, count, timeout_ms < 0 ? RS_NEVER :
-	    now + timeout_ms, now, NULL);
+	    rs_clock_after(now, timeout_ms), now, NULL);
 }
 
 int rs_wait_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
@@ -516,12 +516,13 @@ int rs_wait_select(int n, fd_set *r, fd_set *w, fd_set *x,
 	int64_t now = rs_clock_now_ms(), end = RS_NEVER;
 
 	if (tmo && tmo->tv_sec <= INT32_MAX)
-		end = now + rs_clock_timeval_ms(tmo);
+		end = rs_clock_after(now, rs_clock_timeval_ms(tmo));
 	int ret = sel_managed(n, r, w, x, end, NULL, count);
 
-	/* Linux select leaves the time not slept in *tmo. */
+	/* Linux select leaves the time not slept in *tmo (end is 1 ms past
+	   the timeout's own end: rs_clock_after()). */
 	if (tmo && end != RS_NEVER) {
-		int64_t left = end - rs_clock_now_ms();
+		int64_t left = end - 1 - rs_clock_now_ms();
 
 		left = left < 0 ? 0 : left;
 		tmo->tv_sec = left / 1000;

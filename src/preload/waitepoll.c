@@ -49,7 +49,8 @@ int rs_wait_epoll_pwait(int epfd, struct epoll_event *ev, int max,
 	/* The clock is only read when some socket's registration is known. */
 	bool known = rs_ept_tracking();
 	int64_t now = known ? rs_clock_now_ms() : 0;
-	int64_t end = timeout_ms < 0 ? RS_NEVER : known ? now + timeout_ms : 0;
+	int64_t end = timeout_ms < 0 ? RS_NEVER : known ?
+	    rs_clock_after(now, timeout_ms) : 0;
 
 	if (!rs_ept_busy(epfd))
 		return epoll_after(epfd, ev, max, rs_real_epoll_pwait(epfd, ev,

@@ -220,9 +220,13 @@ const char *fk_sent(size_t *len);
 /* Returns whether the log of the test has a line containing text. */
 bool fk_log_has(const char *text);
 
-/* The clock: milliseconds since the test's start. */
+/* The clock: milliseconds since the test's start (rounded down). */
 int64_t fk_now(void);
 void fk_advance(int64_t ms);
+/* The same in microseconds, and what each reading of it costs (0). */
+int64_t fk_now_us(void);
+void fk_advance_us(int64_t us);
+void fk_clock_cost_us(int64_t us);
 
 /*
  * The runtime: loads policy YAML text (kept until the next call) and makes

@@ -36,7 +36,6 @@
 
 #define TEST_SPACING_MS (10 * 3600 * 1000LL)
 
-static int64_t clock_ms = 1000000000LL, start_ms;
 static struct rs_runtime runtime = { .deadline_ms = RS_NEVER };
 int rs_runtime_deadline_set;
 static struct rs_policy *policy;
@@ -45,28 +44,55 @@ static char log_path[64];
 
 /* ---- the clock ---- */
 
+/*
+ * The fake time, in microseconds: the engines read it in whole ms, rounded
+ * down as rs_clock_now_ms() does, so a test can place an event between two
+ * ms.  Each reading may cost some time (fk_clock_cost_us()), as the code
+ * that runs between two readings does, so a ms can pass between a stamp
+ * and the wait computed from it.
+ */
+static int64_t clock_us = 1000000000000LL, start_us, read_cost_us;
+
 int64_t __wrap_rs_clock_now_ms(void);
 int64_t __wrap_rs_clock_coarse_ms(void);
 
 /* The coarse clock of the engines' cheap checks: the same fake time. */
 int64_t __wrap_rs_clock_coarse_ms(void)
 {
-	return clock_ms;
+	return clock_us / 1000;
 }
 
 int64_t __wrap_rs_clock_now_ms(void)
 {
-	return clock_ms;
+	int64_t ms = clock_us / 1000;
+
+	clock_us += read_cost_us;
+	return ms;
 }
 
 int64_t fk_now(void)
 {
-	return clock_ms - start_ms;
+	return (clock_us - start_us) / 1000;
+}
+
+int64_t fk_now_us(void)
+{
+	return clock_us - start_us;
 }
 
 void fk_advance(int64_t ms)
 {
-	clock_ms += ms;
+	clock_us += ms * 1000;
+}
+
+void fk_advance_us(int64_t us)
+{
+	clock_us += us;
+}
+
+void fk_clock_cost_us(int64_t us)
+{
+	read_cost_us = us;
 }
 
 /* ---- the runtime ---- */
@@ -110,7 +136,8 @@ const struct rs_policy *fk_policy(const char *yaml)
 
 void fk_deadline(int64_t in_ms)
 {
-	runtime.deadline_ms = in_ms == RS_NEVER ? RS_NEVER : clock_ms + in_ms;
+	runtime.deadline_ms = in_ms == RS_NEVER ? RS_NEVER :
+	    clock_us / 1000 + in_ms;
 	if (runtime.deadline_ms != RS_NEVER)
 		rs_runtime_deadline_set = 1;
 	/* As RESOLUTE_DEADLINE gives it: on the wall clock, for headers. */
@@ -207,8 +234,10 @@ void fk_env_reset(void)
 	if (!log_path[0])
 		open_log();
 	clear_log();
-	clock_ms += TEST_SPACING_MS;
-	start_ms = clock_ms;
+	/* Each test starts on a whole ms, its readings free. */
+	clock_us += TEST_SPACING_MS * 1000 - clock_us % 1000;
+	start_us = clock_us;
+	read_cost_us = 0;
 	memset(stats, 0, sizeof(stats));
 	runtime.deadline_ms = RS_NEVER;
 	runtime.deadline_epoch_ms = 0;
@@ -259,7 +288,7 @@ struct rs_fd *fk_connected(int fd, const struct rs_policy *p,
 	e->settings = &p->defaults;
 	fk_addr(&e->addr, &e->addrlen, 5432);
 	e->nonblocking = nonblocking;
-	rs_fd_touch(e, clock_ms);
+	rs_fd_touch(e, clock_us / 1000);
 	rs_fd_set_state(e, RS_FD_CONNECTED);
 	fk_sock(fd)->flags = O_RDWR | (nonblocking ? O_NONBLOCK : 0);
 	return e;

@@ -38,7 +38,7 @@ static void test_interrupted_connect_resumes(void **state)
 	static const struct fk_step steps[] = {
 		FK_CONNECT_START(FD),
 		FK_POLL_EINTR(400),
-		FK_POLL_READY(600, 100, FD, CONNECTED_EV),
+		FK_POLL_READY(601, 100, FD, CONNECTED_EV),
 		FK_SO_ERROR_IS(FD, 0),
 		FK_PEER(FD),
 		FK_STOP,
@@ -120,7 +120,7 @@ static void test_failed_connect_reports_once(void **state)
 	struct rs_fd *e = rs_fd_get(FD);
 
 	assert_non_null(e);
-	assert_int_equal(rs_connect_next_ms(e), rs_clock_now_ms() + 1000);
+	assert_int_equal(rs_connect_next_ms(e), rs_clock_now_ms() + 1001);
 	assert_int_equal(rs_connect_step(FD, e, 1, rs_clock_now_ms()), RS_WANT_NOTHING);
 	assert_int_equal(rs_fd_state(e), RS_FD_FAILED);
 	assert_int_equal(rs_connect_next_ms(e), RS_NEVER);
@@ -148,7 +148,7 @@ static void test_safety_net_restored(void **state)
 {
 	static const struct fk_step blocking[] = {
 		FK_CONNECT_START(FD),
-		FK_POLL_READY(1000, 3, FD, CONNECTED_EV),
+		FK_POLL_READY(1001, 3, FD, CONNECTED_EV),
 		FK_SO_ERROR_IS(FD, 0),
 		FK_PEER(FD),
 		FK_STOP,
@@ -195,7 +195,7 @@ static void test_rule_by_resolved_name(void **state)
 {
 	static const struct fk_step steps[] = {
 		FK_CONNECT_START(FD),
-		FK_POLL_QUIET(300),
+		FK_POLL_QUIET(301),
 		FK_TIMED_OUT(FD),
 		FK_STOP,
 	};
@@ -215,7 +215,7 @@ static void test_rule_by_resolved_name(void **state)
 	assert_int_equal(rs_connect(FD, (struct sockaddr *)&ss, len),
 	    -ETIMEDOUT);
 	rs_names_clear();
-	assert_int_equal(fk_now(), 300);
+	assert_int_equal(fk_now(), 301);
 	assert_true(fk_log_has("connect db.internal:5432 (127.0.0.1): rule "
 	    "db.internal"));
 	assert_true(fk_log_has("attempt 1/1 failed: timed out"));

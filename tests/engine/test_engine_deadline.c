@@ -135,7 +135,7 @@ static const struct out_case out_cases[] = {
 		.steps = { SENT_MSG, { .fn = FK_RECV, .fd = FD, .data = R503,
 			.ret = -1, .flags = MSG_PEEK }, { .fn = FK_RECV,
 			.fd = FD, .data = R503, .ret = -1 },
-			FK_POLL_QUIET(100), SENT, { .fn = FK_RECV, .fd = FD,
+			FK_POLL_QUIET(101), SENT, { .fn = FK_RECV, .fd = FD,
 			.data = R200, .ret = -1, .flags = MSG_PEEK },
 			{ .fn = FK_RECV, .fd = FD, .data = R200, .ret = -1 } },
 		.want_sent = WITH_OURS WITH_OURS, .headers = 1,

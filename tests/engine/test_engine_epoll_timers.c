@@ -62,7 +62,7 @@ static void test_removed_registration_reports_nothing(void **state)
 {
 	static const struct fk_step steps[] = {
 		EWAIT_QUIET(501),
-		EWAIT_QUIET(99),
+		EWAIT_QUIET(100),
 		FK_STOP,
 	};
 	struct epoll_event ev[2];
@@ -75,7 +75,7 @@ static void test_removed_registration_reports_nothing(void **state)
 	assert_null(fk_epoll_reg(EP, FD));
 	assert_true(rs_ept_busy(EP));
 	assert_int_equal(rs_wait_epoll_wait(EP, ev, 2, 600), 0);
-	assert_int_equal(fk_now(), 600);
+	assert_int_equal(fk_now(), 601);
 	assert_false(rs_ept_busy(EP));
 	fk_done();
 }

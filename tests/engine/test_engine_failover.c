@@ -54,11 +54,11 @@ static const struct failover_case cases[] = {
 		.policy = POLICY(""), .learn = true,
 		.steps = {
 			FK_CONNECT_FAIL(FD, ECONNREFUSED), FK_DISSOLVE(FD),
-			FK_POLL_QUIET(100),
+			FK_POLL_QUIET(101),
 			FK_CONNECT_START(FD),
-			FK_POLL_READY(1000, 1, FD, REFUSED_EV),
+			FK_POLL_READY(1001, 1, FD, REFUSED_EV),
 			FK_SO_ERROR_IS(FD, ECONNREFUSED), FK_DISSOLVE(FD),
-			FK_POLL_QUIET(200),
+			FK_POLL_QUIET(201),
 			FK_CONNECT_NOW(FD),
 		},
 		.want_addr = "127.0.0.3", .failovers = 2,
@@ -71,7 +71,7 @@ static const struct failover_case cases[] = {
 		.policy = POLICY(""), .learn = true, .failed = "127.0.0.2",
 		.steps = {
 			FK_CONNECT_FAIL(FD, ECONNREFUSED), FK_DISSOLVE(FD),
-			FK_POLL_QUIET(100),
+			FK_POLL_QUIET(101),
 			FK_CONNECT_NOW(FD),
 		},
 		.want_addr = "127.0.0.3", .failovers = 1,
@@ -82,7 +82,7 @@ static const struct failover_case cases[] = {
 		.policy = POLICY("  failover: off\n"), .learn = true,
 		.steps = {
 			FK_CONNECT_FAIL(FD, ECONNREFUSED), FK_DISSOLVE(FD),
-			FK_POLL_QUIET(100),
+			FK_POLL_QUIET(101),
 			FK_CONNECT_NOW(FD),
 		},
 		.want_addr = "127.0.0.1", .failovers = 0,
@@ -93,7 +93,7 @@ static const struct failover_case cases[] = {
 		.policy = POLICY(""), .learn = false,
 		.steps = {
 			FK_CONNECT_FAIL(FD, ECONNREFUSED), FK_DISSOLVE(FD),
-			FK_POLL_QUIET(100),
+			FK_POLL_QUIET(101),
 			FK_CONNECT_NOW(FD),
 		},
 		.want_addr = "127.0.0.1", .failovers = 0,

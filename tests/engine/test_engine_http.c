@@ -78,7 +78,7 @@
 #define READABLE(t, a) FK_POLL_READY((t), (a), FD, POLLIN)
 /* A blocking logical connect that succeeds at once. */
 #define RECONNECT FK_DISSOLVE(FD), FK_CONNECT_START(FD), \
-	FK_POLL_READY(1000, 1, FD, POLLOUT), FK_SO_ERROR_IS(FD, 0), FK_PEER(FD)
+	FK_POLL_READY(1001, 1, FD, POLLOUT), FK_SO_ERROR_IS(FD, 0), FK_PEER(FD)
 
 /* Which of the program's calls write the request and read the response. */
 enum wcall { W_WRITE, W_WRITEV, W_SENDMSG, W_SEND, W_SENDTO };
@@ -111,10 +111,10 @@ struct http_case {
 	.name = "503 then 200 through " #w " and " #r, .policy = PLAIN, \
 	.request = GET, .wcall = (w), .rcall = (r), \
 	.steps = { { .fn = (first), .fd = FD, .ret = -1 }, PEEK(R503), \
-		CONSUME(R503), SLEEP(100), SENT, PEEK(R200), \
+		CONSUME(R503), SLEEP(101), SENT, PEEK(R200), \
 		{ .fn = (last), .fd = FD, .data = R200, .ret = -1 } }, \
 	.want = sizeof(R200) - 1, .want_data = R200, .want_sent = GET GET, \
-	.want_ms = 100, .retries = 1 }
+	.want_ms = 101, .retries = 1 }
 
 static const struct http_case cases[] = {
 	RETRIED(W_WRITEV, R_READV, FK_WRITEV, FK_READV),
@@ -124,39 +124,39 @@ static const struct http_case cases[] = {
 	{
 		.name = "idempotency_key: inject: a POST gets one key, replayed",
 		.policy = HPOLICY("3", "off", "inject", "5s"), .request = POST,
-		.steps = { SENT, SENT, PEEK(R503), CONSUME(R503), SLEEP(100), SENT,
+		.steps = { SENT, SENT, PEEK(R503), CONSUME(R503), SLEEP(101), SENT,
 			PEEK(R200), READ(R200) },
 		.want = sizeof(R200) - 1, .want_data = R200,
-		.want_sent = POST, .keyed = true, .want_ms = 100,
+		.want_sent = POST, .keyed = true, .want_ms = 101,
 		.retries = 1,
 	},
 	{
 		.name = "idempotency_key: inject through writev, buffer by buffer",
 		.policy = HPOLICY("3", "off", "inject", "5s"), .request = POST,
 		.wcall = W_WRITEV,
-		.steps = { SENT, SENT, PEEK(R503), CONSUME(R503), SLEEP(100), SENT,
+		.steps = { SENT, SENT, PEEK(R503), CONSUME(R503), SLEEP(101), SENT,
 			PEEK(R200), READ(R200) },
 		.want = sizeof(R200) - 1, .want_data = R200,
-		.want_sent = POST, .keyed = true, .want_ms = 100,
+		.want_sent = POST, .keyed = true, .want_ms = 101,
 		.retries = 1,
 	},
 	{
 		.name = "503 then 200 on the same connection after the backoff",
 		.policy = PLAIN, .request = GET,
-		.steps = { SENT, PEEK(R503), CONSUME(R503), SLEEP(100), SENT,
+		.steps = { SENT, PEEK(R503), CONSUME(R503), SLEEP(101), SENT,
 			PEEK(R200), READ(R200) },
 		.want = sizeof(R200) - 1, .want_data = R200,
-		.want_sent = GET GET, .want_ms = 100, .retries = 1,
+		.want_sent = GET GET, .want_ms = 101, .retries = 1,
 		.log = "retrying in 100 ms (backoff)",
 	},
 	{
 		.name = "Retry-After in seconds is waited out exactly",
 		.policy = PLAIN, .request = GET,
 		.steps = { SENT, PEEK(R503_AFTER("2")),
-			CONSUME(R503_AFTER("2")), SLEEP(2000), SENT,
+			CONSUME(R503_AFTER("2")), SLEEP(2001), SENT,
 			PEEK(R200), READ(R200) },
 		.want = sizeof(R200) - 1, .want_data = R200,
-		.want_sent = GET GET, .want_ms = 2000, .retries = 1,
+		.want_sent = GET GET, .want_ms = 2001, .retries = 1,
 		.log = "(Retry-After)",
 	},
 	{
@@ -171,45 +171,45 @@ static const struct http_case cases[] = {
 	{
 		.name = "attempts run out: the program gets the last 503",
 		.policy = HPOLICY("2", "off", "off", "5s"), .request = GET,
-		.steps = { SENT, PEEK(R503), CONSUME(R503), SLEEP(100), SENT,
+		.steps = { SENT, PEEK(R503), CONSUME(R503), SLEEP(101), SENT,
 			PEEK(R503), READ(R503) },
 		.want = sizeof(R503) - 1, .want_data = R503,
-		.want_sent = GET GET, .want_ms = 100, .retries = 1,
+		.want_sent = GET GET, .want_ms = 101, .retries = 1,
 		.give_ups = 1, .log = "giving up (attempts)",
 	},
 	{
 		.name = "the backoff grows with each retry of one request",
 		.policy = PLAIN, .request = GET,
-		.steps = { SENT, PEEK(R503), CONSUME(R503), SLEEP(100), SENT,
-			PEEK(R503), CONSUME(R503), SLEEP(200), SENT,
+		.steps = { SENT, PEEK(R503), CONSUME(R503), SLEEP(101), SENT,
+			PEEK(R503), CONSUME(R503), SLEEP(201), SENT,
 			PEEK(R200), READ(R200) },
 		.want = sizeof(R200) - 1, .want_data = R200,
-		.want_sent = GET GET GET, .want_ms = 300, .retries = 2,
+		.want_sent = GET GET GET, .want_ms = 302, .retries = 2,
 	},
 	{
 		.name = "Connection: close: the request goes on a new connection",
 		.policy = PLAIN, .request = GET,
 		.steps = { SENT, PEEK(R503_CLOSE), CONSUME(R503_CLOSE),
-			SLEEP(100), RECONNECT, SENT, PEEK(R200), READ(R200) },
+			SLEEP(101), RECONNECT, SENT, PEEK(R200), READ(R200) },
 		.want = sizeof(R200) - 1, .want_data = R200,
-		.want_sent = GET GET, .want_ms = 101, .retries = 1,
+		.want_sent = GET GET, .want_ms = 102, .retries = 1,
 	},
 	{
 		.name = "a reused connection the server closed: once more, anew",
 		.policy = PLAIN, .request = GET,
-		.steps = { SENT, PEEK(R503), CONSUME(R503), SLEEP(100), SENT,
+		.steps = { SENT, PEEK(R503), CONSUME(R503), SLEEP(101), SENT,
 			PEEK(""), RECONNECT, SENT, PEEK(R200), READ(R200) },
 		.want = sizeof(R200) - 1, .want_data = R200,
-		.want_sent = GET GET GET, .want_ms = 101, .retries = 1,
+		.want_sent = GET GET GET, .want_ms = 102, .retries = 1,
 	},
 	{
 		.name = "a resend the closed connection refuses goes anew",
 		.policy = PLAIN, .request = GET,
-		.steps = { SENT, PEEK(R503), CONSUME(R503), SLEEP(100),
+		.steps = { SENT, PEEK(R503), CONSUME(R503), SLEEP(101),
 			SEND_FAILS(EPIPE), RECONNECT, SENT, PEEK(R200),
 			READ(R200) },
 		.want = sizeof(R200) - 1, .want_data = R200,
-		.want_sent = GET GET, .want_ms = 101, .retries = 1,
+		.want_sent = GET GET, .want_ms = 102, .retries = 1,
 	},
 	{
 		.name = "a POST is not replayable: its 503 is the program's",
@@ -222,10 +222,10 @@ static const struct http_case cases[] = {
 		.name = "a partial head: SO_RCVLOWAT waits for the rest",
 		.policy = PLAIN, .request = GET,
 		.steps = { SENT, PEEK("HTTP/1.1 50"), READABLE(-1, 30),
-			PEEK(R503), CONSUME(R503), SLEEP(100), SENT,
+			PEEK(R503), CONSUME(R503), SLEEP(101), SENT,
 			PEEK(R200), READ(R200) },
 		.want = sizeof(R200) - 1, .want_data = R200,
-		.want_sent = GET GET, .want_ms = 130, .retries = 1,
+		.want_sent = GET GET, .want_ms = 131, .retries = 1,
 		.lowat_peak = 12,
 	},
 	{
@@ -291,13 +291,13 @@ static const struct http_case cases[] = {
 	{
 		.name = "a resend waits for room in the socket",
 		.policy = PLAIN, .request = GET,
-		.steps = { SENT, PEEK(R503), CONSUME(R503), SLEEP(100),
+		.steps = { SENT, PEEK(R503), CONSUME(R503), SLEEP(101),
 			{ .fn = FK_SEND, .fd = FD, .ret = 5 },
 			{ .fn = FK_SEND, .fd = FD, .err = EAGAIN },
 			FK_POLL_READY(-1, 20, FD, POLLOUT), SENT, PEEK(R200),
 			READ(R200) },
 		.want = sizeof(R200) - 1, .want_data = R200,
-		.want_sent = GET GET, .want_ms = 120, .retries = 1,
+		.want_sent = GET GET, .want_ms = 121, .retries = 1,
 	},
 	{
 		.name = "a retried response drained in pieces",
@@ -305,30 +305,30 @@ static const struct http_case cases[] = {
 		.steps = { SENT, PEEK(R503_BODY), CONSUME("HTTP/1.1 503 B"),
 			{ .fn = FK_RECV, .fd = FD, .err = EINTR },
 			{ .fn = FK_RECV, .fd = FD, .err = EAGAIN },
-			READABLE(-1, 40), CONSUME(&R503_BODY[14]), SLEEP(100),
+			READABLE(-1, 40), CONSUME(&R503_BODY[14]), SLEEP(101),
 			SENT, PEEK(R200), READ(R200) },
 		.want = sizeof(R200) - 1, .want_data = R200,
-		.want_sent = GET GET, .want_ms = 140, .retries = 1,
+		.want_sent = GET GET, .want_ms = 141, .retries = 1,
 	},
 	{
 		.name = "a drain silent past read_timeout: anew on a new connection",
 		.policy = HPOLICY("3", "500ms", "off", "5s"), .request = GET,
 		.steps = { SENT, PEEK(R503_BODY), CONSUME("HTTP/1.1 503 B"),
 			{ .fn = FK_RECV, .fd = FD, .err = EAGAIN }, SLEEP(501),
-			SLEEP(100), RECONNECT, SENT, PEEK(R200), RECV(R200) },
+			SLEEP(101), RECONNECT, SENT, PEEK(R200), RECV(R200) },
 		.want = sizeof(R200) - 1, .want_data = R200,
-		.want_sent = GET GET, .want_ms = 602, .retries = 1,
+		.want_sent = GET GET, .want_ms = 603, .retries = 1,
 	},
 	{
 		.name = "a reconnect that is refused: the read fails",
 		.policy = PLAIN, .request = GET,
 		.steps = { SENT, PEEK(R503_CLOSE), CONSUME(R503_CLOSE),
-			SLEEP(100), FK_DISSOLVE(FD),
+			SLEEP(101), FK_DISSOLVE(FD),
 			FK_CONNECT_FAIL(FD, ECONNREFUSED), FK_DISSOLVE(FD),
-			SLEEP(100), FK_CONNECT_FAIL(FD, ECONNREFUSED),
-			FK_DISSOLVE(FD), SLEEP(200),
+			SLEEP(101), FK_CONNECT_FAIL(FD, ECONNREFUSED),
+			FK_DISSOLVE(FD), SLEEP(201),
 			FK_CONNECT_FAIL(FD, ECONNREFUSED), FK_DISSOLVE(FD) },
-		.want = -ECONNRESET, .want_sent = GET, .want_ms = 400,
+		.want = -ECONNRESET, .want_sent = GET, .want_ms = 403,
 		.retries = 1,
 	},
 	{

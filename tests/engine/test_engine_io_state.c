@@ -63,7 +63,7 @@ static void test_blocking_read_finishes_connect(void **state)
 	static const struct fk_step steps[] = {
 		FK_CONNECT_START(FD),
 		FK_POLL_EINTR(100),
-		FK_POLL_READY(900, 40, FD, POLLOUT),
+		FK_POLL_READY(901, 40, FD, POLLOUT),
 		FK_SO_ERROR_IS(FD, 0),
 		FK_PEER(FD),
 		{ .fn = FK_RECV, .fd = FD, .data = "data", .ret = -1 },

@@ -73,16 +73,16 @@ static const struct wait_case cases[] = {
 		.policy = POLICY("3", "off", "off"), .start = CONNECTING,
 		.call = POLL, .events = POLLOUT, .timeout_ms = 5000,
 		.steps = {
-			FK_PPOLL_READY(1000, 2, FD, REFUSED_EV),
+			FK_PPOLL_READY(1001, 2, FD, REFUSED_EV),
 			FK_SO_ERROR_IS(FD, ECONNREFUSED),
 			FK_DISSOLVE(FD),
-			FK_PPOLL_QUIET(100),
+			FK_PPOLL_QUIET(101),
 			FK_CONNECT_START(FD),
-			FK_PPOLL_READY(1000, 3, FD, POLLOUT),
+			FK_PPOLL_READY(1001, 3, FD, POLLOUT),
 			FK_SO_ERROR_IS(FD, 0),
 			FK_PEER(FD),
 		},
-		.want = 1, .want_revents = POLLOUT, .want_ms = 105,
+		.want = 1, .want_revents = POLLOUT, .want_ms = 106,
 		WATCHED({ 0, POLLOUT }, { 1, (unsigned)-1 }, { 2, POLLOUT }),
 	},
 	{
@@ -91,7 +91,7 @@ static const struct wait_case cases[] = {
 		.policy = POLICY("3", "off", "off"), .start = CONNECTING,
 		.call = POLL, .events = POLLIN | POLLOUT, .timeout_ms = -1,
 		.steps = {
-			FK_PPOLL_READY(1000, 9, FD, POLLOUT),
+			FK_PPOLL_READY(1001, 9, FD, POLLOUT),
 			FK_SO_ERROR_IS(FD, 0),
 			FK_PEER(FD),
 		},
@@ -102,8 +102,8 @@ static const struct wait_case cases[] = {
 		.name = "poll: the program's timeout ends before the connect",
 		.policy = POLICY("3", "off", "off"), .start = CONNECTING,
 		.call = POLL, .events = POLLOUT, .timeout_ms = 50,
-		.steps = { FK_PPOLL_QUIET(50) },
-		.want = 0, .want_revents = 0, .want_ms = 50,
+		.steps = { FK_PPOLL_QUIET(51) },
+		.want = 0, .want_revents = 0, .want_ms = 51,
 	},
 	{
 		.name = "poll: the attempt times out inside the wait, the next "
@@ -111,15 +111,15 @@ static const struct wait_case cases[] = {
 		.policy = POLICY("2", "off", "off"), .start = CONNECTING,
 		.call = POLL, .events = POLLOUT, .timeout_ms = -1,
 		.steps = {
-			FK_PPOLL_QUIET(1000),
+			FK_PPOLL_QUIET(1001),
 			FK_TIMED_OUT(FD),
-			FK_PPOLL_QUIET(100),
+			FK_PPOLL_QUIET(101),
 			FK_CONNECT_START(FD),
-			FK_PPOLL_READY(1000, 4, FD, POLLOUT),
+			FK_PPOLL_READY(1001, 4, FD, POLLOUT),
 			FK_SO_ERROR_IS(FD, 0),
 			FK_PEER(FD),
 		},
-		.want = 1, .want_revents = POLLOUT, .want_ms = 1104,
+		.want = 1, .want_revents = POLLOUT, .want_ms = 1106,
 	},
 	{
 		.name = "poll: the last attempt fails: POLLERR|POLLHUP, and "
@@ -127,7 +127,7 @@ static const struct wait_case cases[] = {
 		.policy = POLICY("1", "off", "off"), .start = CONNECTING,
 		.call = POLL, .events = POLLIN, .timeout_ms = -1,
 		.steps = {
-			FK_PPOLL_READY(1000, 1, FD, REFUSED_EV),
+			FK_PPOLL_READY(1001, 1, FD, REFUSED_EV),
 			FK_SO_ERROR_IS(FD, ECONNREFUSED),
 			FK_DISSOLVE(FD),
 		},
@@ -141,10 +141,10 @@ static const struct wait_case cases[] = {
 		.call = POLL, .events = POLLOUT, .with_other = true,
 		.timeout_ms = -1,
 		.steps = {
-			FK_PPOLL_READY(1000, 2, FD, REFUSED_EV),
+			FK_PPOLL_READY(1001, 2, FD, REFUSED_EV),
 			FK_SO_ERROR_IS(FD, ECONNREFUSED),
 			FK_DISSOLVE(FD),
-			FK_PPOLL_READY(100, 30, OTHER, POLLIN),
+			FK_PPOLL_READY(101, 30, OTHER, POLLIN),
 		},
 		.want = 1, .want_revents = 0, .want_ms = 32,
 		WATCHED({ 0, POLLOUT }, { 1, (unsigned)-1 }),
@@ -177,8 +177,8 @@ static const struct wait_case cases[] = {
 			"reported",
 		.policy = POLICY("3", "500ms", "off"), .start = CONNECTED,
 		.call = POLL, .events = POLLIN, .timeout_ms = 200,
-		.steps = { FK_PPOLL_QUIET(200) },
-		.want = 0, .want_ms = 200,
+		.steps = { FK_PPOLL_QUIET(201) },
+		.want = 0, .want_ms = 201,
 	},
 	{
 		.name = "poll: no timeout in the asked direction: the real poll",
@@ -192,7 +192,7 @@ static const struct wait_case cases[] = {
 		.policy = POLICY("3", "off", "off"), .start = CONNECTING,
 		.call = PPOLL, .events = POLLOUT, .timeout_ms = 3000,
 		.steps = {
-			FK_PPOLL_READY(1000, 8, FD, POLLOUT),
+			FK_PPOLL_READY(1001, 8, FD, POLLOUT),
 			FK_SO_ERROR_IS(FD, 0),
 			FK_PEER(FD),
 		},
@@ -203,7 +203,7 @@ static const struct wait_case cases[] = {
 		.policy = POLICY("3", "off", "off"), .start = CONNECTING,
 		.call = SELECT, .events = POLLOUT, .timeout_ms = 1000,
 		.steps = {
-			FK_PPOLL_READY(1000, 3, FD, POLLOUT),
+			FK_PPOLL_READY(1001, 3, FD, POLLOUT),
 			FK_SO_ERROR_IS(FD, 0),
 			FK_PEER(FD),
 		},
@@ -215,7 +215,7 @@ static const struct wait_case cases[] = {
 		.policy = POLICY("1", "off", "off"), .start = CONNECTING,
 		.call = SELECT, .events = POLLIN | POLLOUT, .timeout_ms = -1,
 		.steps = {
-			FK_PPOLL_READY(1000, 1, FD, REFUSED_EV),
+			FK_PPOLL_READY(1001, 1, FD, REFUSED_EV),
 			FK_SO_ERROR_IS(FD, ECONNREFUSED),
 			FK_DISSOLVE(FD),
 		},
@@ -250,8 +250,8 @@ static const struct wait_case cases[] = {
 		.name = "pselect: the program's timeout first",
 		.policy = POLICY("3", "off", "off"), .start = CONNECTING,
 		.call = PSELECT, .events = POLLOUT, .timeout_ms = 70,
-		.steps = { FK_PPOLL_QUIET(70) },
-		.want = 0, .want_ms = 70,
+		.steps = { FK_PPOLL_QUIET(71) },
+		.want = 0, .want_ms = 71,
 	},
 };
 
