@@ -19,7 +19,7 @@ die() { echo "bench-ir: $*" >&2; exit 2; }
 command -v valgrind >/dev/null 2>&1 || die "valgrind missing"
 [ -f "$LIB" ] || die "$LIB missing; run make first"
 mkdir -p "$B/bench"
-for p in pingpong fdio; do
+for p in pingpong fdio connects; do
 	[ -n "$(find "$B/bench/$p" -newer "bench/$p.c" 2>/dev/null)" ] &&
 		continue
 	$CC -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -o "$B/bench/$p" \
@@ -84,3 +84,5 @@ echo "user-space instructions (callgrind Ir) per call, bare -> with the library"
 row pingpong_rw5s rw5s 2000 2 "$B/bench/pingpong"
 row pingpong_default default 2000 2 "$B/bench/pingpong"
 row pipe_unmanaged rw5s 20000 2 "$B/bench/fdio" pipe
+# connect + close; its in-process acceptor's accept and close included.
+row connect_close default 1000 1 "$B/bench/connects"
