@@ -5,6 +5,7 @@
  * processes killed with SIGKILL in the middle of updates.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -334,7 +335,8 @@ static void test_shm_full(void **state)
 }
 
 /* A child that updates one slot as fast as it can until killed. */
-static void hammer_child(const struct rs_retry_budget *b)
+/* Updates the slot for ever; says so on `ready` after the first round. */
+static void hammer_child(const struct rs_retry_budget *b, int ready)
 {
 	struct rs_shm_table *t;
 	struct rs_rule r = mkrule("victim", 1);
@@ -343,6 +345,10 @@ static void hammer_child(const struct rs_retry_budget *b)
 		_exit(1);
 	struct rs_shm_slot *s = rs_shm_slot(t, &r, b);
 
+	rs_budget_acct_note(&s->acct, b, 5000);
+	rs_budget_acct_take(&s->acct, b, 5000);
+	if (write(ready, "r", 1) != 1)
+		_exit(1);
 	for (;;) {
 		rs_budget_acct_note(&s->acct, b, 5000);
 		rs_budget_acct_take(&s->acct, b, 5000);
@@ -350,8 +356,22 @@ static void hammer_child(const struct rs_retry_budget *b)
 }
 
 /*
+ * Waits (at most 10 s) for a child's word that it is inside its loop, so
+ * that the kill lands there even when a busy machine is slow to run it.
+ */
+static void await_ready(int ready)
+{
+	struct pollfd p = { .fd = ready, .events = POLLIN };
+	char c;
+
+	assert_int_equal(poll(&p, 1, 10000), 1);
+	assert_int_equal(read(ready, &c, 1), 1);
+}
+
+/*
  * Lock-free counters leave nothing held when a process dies: 40 children
- * are killed with SIGKILL at random moments inside their update loops;
+ * are killed with SIGKILL at random moments inside their update loops
+ * (each has made one round before the random wait starts);
  * the segment must then still attach, its counts stay within `allowed`
  * plus one phantom retry per kill, and a later window grants exactly
  * what the formula says.
@@ -365,13 +385,17 @@ static void test_shm_sigkill(void **state)
 	int kills = 40;
 
 	(void)state;
+	int ready[2];
+
+	assert_int_equal(pipe(ready), 0);
 	srand((unsigned)getpid());
 	for (int i = 0; i < kills; i++) {
 		pid_t pid = fork();
 
 		assert_true(pid >= 0);
 		if (pid == 0)
-			hammer_child(&b);
+			hammer_child(&b, ready[1]);
+		await_ready(ready[0]);
 		struct timespec ts = { 0, (rand() % 5000 + 500) * 1000L };
 
 		nanosleep(&ts, NULL);
@@ -381,6 +405,8 @@ static void test_shm_sigkill(void **state)
 		waitpid(pid, &st, 0);
 		assert_true(WIFSIGNALED(st));
 	}
+	close(ready[0]);
+	close(ready[1]);
 	assert_int_equal(rs_shm_attach(seg, "/p.yaml", true, &t), 0);
 	struct rs_shm_slot *s = rs_shm_slot(t, &r, &b);
 
