@@ -56,14 +56,4 @@ static inline ssize_t rs_hook_send(struct rs_httpconn *c, struct rs_fd *e,
 	return rs_httpconn_send(c, e, fd, &m, flags);
 }
 
-/* Total bytes an iovec array asks for. */
-static inline size_t rs_hook_iov_total(const struct iovec *iov, size_t cnt)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < cnt; i++)
-		n += iov[i].iov_len;
-	return n;
-}
-
 #endif /* RS_HTTPHOOK_H */

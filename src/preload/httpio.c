@@ -10,6 +10,7 @@
 
 #include "httpretry.h"
 #include "httpwait.h"
+#include "io_block.h"
 #include "wait.h"
 
 void rs_hio_untracked(struct rs_fd *e)
@@ -130,22 +131,13 @@ ssize_t rs_hio_recvfrom(struct rs_fd *e, int fd, void *buf, size_t n,
 	return r;
 }
 
-static size_t iov_total(const struct iovec *iov, int cnt)
-{
-	size_t n = 0;
-
-	for (int i = 0; i < cnt; i++)
-		n += iov[i].iov_len;
-	return n;
-}
-
 /* Feeds what a scattered read returned. */
 static void after_readv(struct rs_fd *e, struct rs_hconn *h,
     const struct iovec *iov, int cnt, ssize_t r, int flags)
 {
 	if (r > 0 && !(flags & MSG_PEEK))
 		rs_hconn_read_iov(h, iov, cnt, (size_t)r);
-	else if (r == 0 && iov_total(iov, cnt) > 0 && !(flags & MSG_PEEK))
+	else if (r == 0 && rs_io_iov_total(iov, cnt) > 0 && !(flags & MSG_PEEK))
 		rs_hr_read(&h->m, NULL, 0);
 	rs_hconn_leave(e, h);
 }

@@ -21,6 +21,7 @@
 #include "clock.h"
 #include "deadline.h"
 #include "guard.h"
+#include "io_block.h"
 #include "log.h"
 #include "real.h"
 #include "stats.h"
@@ -28,15 +29,6 @@
 
 /* A non-blocking socket gets this long at most to take a held head. */
 #define FLUSH_MAX_MS 10000
-
-static size_t iov_total(const struct msghdr *msg)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < msg->msg_iovlen; i++)
-		n += msg->msg_iov[i].iov_len;
-	return n;
-}
 
 /* Waits until fd is writable or `until` passes; -ETIMEDOUT then. */
 static int wait_writable(int fd, int64_t until)
@@ -175,7 +167,8 @@ static ssize_t send_rest(struct rs_httpconn *c, struct rs_fd *e, int fd,
 ssize_t rs_httpout_send(struct rs_httpconn *c, struct rs_fd *e, int fd,
     const struct msghdr *msg, int flags)
 {
-	size_t total = iov_total(msg), k, len;
+	size_t total = rs_io_iov_total(msg->msg_iov, (int)msg->msg_iovlen),
+	    k, len;
 	bool at_head = !c->h.req.head_done || c->h.req.done;
 	enum rs_http_event ev;
 	int rc;

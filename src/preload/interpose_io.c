@@ -21,6 +21,7 @@
 #include "httpio.h"
 #include "interpose.h"
 #include "io.h"
+#include "io_block.h"
 #include "realfast.h"
 
 /* The fortified reads, which _FORTIFY_SOURCE builds call. */
@@ -94,9 +95,9 @@ SLOW ssize_t readv_slow(struct rs_fd *e, int fd, const struct iovec *iov,
 {
 	e = rs_guard_active() ? NULL : e;
 
-	return rs_hook_readv(fd, iov, cnt, cnt > 0 ? rs_hook_iov_total(iov,
-	    (size_t)cnt) : 0, 0, e ? LIBC_RET(HIO(readv, e, fd, iov, cnt)) :
-	    rs_real_readv(fd, iov, cnt));
+	return rs_hook_readv(fd, iov, cnt, rs_io_iov_total(iov, cnt), 0, e ?
+	    LIBC_RET(HIO(readv, e, fd, iov, cnt)) : rs_real_readv(fd, iov,
+	    cnt));
 }
 
 SLOW ssize_t recv_slow(struct rs_fd *e, int fd, void *buf, size_t n, int flags)
@@ -141,7 +142,7 @@ SLOW ssize_t recvmsg_slow(struct rs_fd *e, int fd, struct msghdr *msg,
 	    rs_real_recvmsg(fd, msg, flags);
 
 	return rs_hook_readv(fd, msg->msg_iov, (int)msg->msg_iovlen,
-	    rs_hook_iov_total(msg->msg_iov, msg->msg_iovlen), flags, r);
+	    rs_io_iov_total(msg->msg_iov, (int)msg->msg_iovlen), flags, r);
 }
 
 EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned n, int flags,
