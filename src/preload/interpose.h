@@ -56,12 +56,17 @@ static inline int *rs_errno(void)
 		r_;                                                     \
 	})
 
+/* e (an entry, or NULL) when the library should act on this call, else
+   NULL: never inside the library's own calls. */
+static inline struct rs_fd *acting(struct rs_fd *e)
+{
+	return e && !rs_guard_active() ? e : NULL;
+}
+
 /* The entry of fd when the library should act on this call, else NULL. */
 static inline struct rs_fd *managed(int fd)
 {
-	struct rs_fd *e = rs_fd_get(fd);
-
-	return e && !rs_guard_active() ? e : NULL;
+	return acting(rs_fd_get(fd));
 }
 
 #endif /* RS_INTERPOSE_H */

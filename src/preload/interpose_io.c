@@ -77,7 +77,7 @@ static inline __attribute__((always_inline)) bool engine_only(
 
 SLOW ssize_t read_slow(struct rs_fd *e, int fd, void *buf, size_t n)
 {
-	e = rs_guard_active() ? NULL : e;
+	e = acting(e);
 
 	return rs_hook_read(fd, buf, n, 0, e ? LIBC_RET(HIO(read, e, fd, buf,
 	    n)) : rs_real_read(fd, buf, n));
@@ -93,7 +93,7 @@ EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 SLOW ssize_t readv_slow(struct rs_fd *e, int fd, const struct iovec *iov,
     int cnt)
 {
-	e = rs_guard_active() ? NULL : e;
+	e = acting(e);
 
 	return rs_hook_readv(fd, iov, cnt, rs_io_iov_total(iov, cnt), 0, e ?
 	    LIBC_RET(HIO(readv, e, fd, iov, cnt)) : rs_real_readv(fd, iov,
@@ -102,7 +102,7 @@ SLOW ssize_t readv_slow(struct rs_fd *e, int fd, const struct iovec *iov,
 
 SLOW ssize_t recv_slow(struct rs_fd *e, int fd, void *buf, size_t n, int flags)
 {
-	e = rs_guard_active() ? NULL : e;
+	e = acting(e);
 
 	return rs_hook_read(fd, buf, n, flags, e ? LIBC_RET(HIO(recv, e, fd,
 	    buf, n, flags)) : rs_real_recv(fd, buf, n, flags));
@@ -118,7 +118,7 @@ EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
 SLOW ssize_t recvfrom_slow(struct rs_fd *e, int fd, void *buf, size_t n,
     int flags, struct sockaddr *sa, socklen_t *len)
 {
-	e = rs_guard_active() ? NULL : e;
+	e = acting(e);
 
 	return rs_hook_read(fd, buf, n, flags, e ? LIBC_RET(HIO(recvfrom, e,
 	    fd, buf, n, flags, sa, len)) : rs_real_recvfrom(fd, buf, n, flags,
@@ -136,7 +136,7 @@ EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen,
 SLOW ssize_t recvmsg_slow(struct rs_fd *e, int fd, struct msghdr *msg,
     int flags)
 {
-	e = rs_guard_active() ? NULL : e;
+	e = acting(e);
 
 	ssize_t r = e ? LIBC_RET(HIO(recvmsg, e, fd, msg, flags)) :
 	    rs_real_recvmsg(fd, msg, flags);
@@ -158,7 +158,7 @@ EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned n, int flags,
 
 SLOW ssize_t write_slow(struct rs_fd *e, int fd, const void *buf, size_t n)
 {
-	e = rs_guard_active() ? NULL : e;
+	e = acting(e);
 	struct rs_httpconn *c = rs_hook_http(fd);
 
 	if (c)
@@ -171,7 +171,7 @@ SLOW ssize_t write_slow(struct rs_fd *e, int fd, const void *buf, size_t n)
 SLOW ssize_t writev_slow(struct rs_fd *e, int fd, const struct iovec *iov,
     int cnt)
 {
-	e = rs_guard_active() ? NULL : e;
+	e = acting(e);
 	struct rs_httpconn *c = cnt > 0 ? rs_hook_http(fd) : NULL;
 	struct msghdr m = { .msg_iov = (struct iovec *)iov,
 		.msg_iovlen = cnt > 0 ? (size_t)cnt : 0 };
@@ -186,7 +186,7 @@ SLOW ssize_t writev_slow(struct rs_fd *e, int fd, const struct iovec *iov,
 SLOW ssize_t send_slow(struct rs_fd *e, int fd, const void *buf, size_t n,
     int flags)
 {
-	e = rs_guard_active() ? NULL : e;
+	e = acting(e);
 	struct rs_httpconn *c = rs_hook_http(fd);
 
 	if (c)
@@ -199,7 +199,7 @@ SLOW ssize_t send_slow(struct rs_fd *e, int fd, const void *buf, size_t n,
 SLOW ssize_t sendto_slow(struct rs_fd *e, int fd, const void *buf, size_t n,
     int flags, const struct sockaddr *sa, socklen_t len)
 {
-	e = rs_guard_active() ? NULL : e;
+	e = acting(e);
 	struct rs_httpconn *c = rs_hook_http(fd);
 
 	if (c)
@@ -212,7 +212,7 @@ SLOW ssize_t sendto_slow(struct rs_fd *e, int fd, const void *buf, size_t n,
 SLOW ssize_t sendmsg_slow(struct rs_fd *e, int fd, const struct msghdr *msg,
     int flags)
 {
-	e = rs_guard_active() ? NULL : e;
+	e = acting(e);
 	struct rs_httpconn *c = rs_hook_http(fd);
 
 	if (c)
