@@ -43,7 +43,13 @@ struct watched {
 	bool expire;		/* read/write timeout reached */
 	bool http;		/* an HTTP response is judged (httpwait.h) */
 	bool http_ready;	/* the kernel reported it to the engine */
+	int64_t due_ms;		/* scan(): its read/write deadline when that
+				   is all the wait looks after it for, else
+				   NOT_TIMED_ONLY */
 };
+
+/* watched.due_ms of an item with more to it than a timeout. */
+#define NOT_TIMED_ONLY INT64_MIN
 
 /* One wait in progress. */
 struct pwait {
@@ -57,10 +63,13 @@ struct pwait {
 
 /*
  * Returns whether the wait must look after e: its connect is pending, or
- * failed and not yet reported, or a read/write deadline applies.
+ * failed and not yet reported, or a read/write deadline applies.  *due is
+ * that deadline when it is the only reason, else NOT_TIMED_ONLY.
  */
-static bool involved(const struct rs_fd *e, short events, int64_t now)
+static bool involved(const struct rs_fd *e, short events, int64_t now,
+    int64_t *due)
 {
+	*due = NOT_TIMED_ONLY;
 	if ((events & POLLIN) && rs_hwait_wanted(e))
 		return true;
 	switch (rs_fd_state(e)) {
@@ -72,7 +81,7 @@ static bool involved(const struct rs_fd *e, short events, int64_t now)
 	case RS_FD_CONNECTED:
 		events &= POLLIN | POLLOUT;
 		return events &&
-		    rs_io_wait_deadline(e, events, now) != RS_NEVER;
+		    (*due = rs_io_wait_deadline(e, events, now)) != RS_NEVER;
 	default:
 		return false;
 	}
@@ -97,11 +106,14 @@ static size_t scan(const struct pollfd *fds, nfds_t n, struct watched *items,
 			*now = rs_clock_now_ms();
 			*read = true;
 		}
-		if (!involved(e, fds[i].events, *now))
+		int64_t due;
+
+		if (!involved(e, fds[i].events, *now, &due))
 			continue;
 		if (count < cap)
 			items[count] = (struct watched){ .idx = i, .e = e,
-				.fd = fds[i].fd, .events = fds[i].events };
+				.fd = fds[i].fd, .events = fds[i].events,
+				.due_ms = due };
 		count++;
 	}
 	return count;
@@ -293,6 +305,38 @@ static int poll_loop(struct pwait *w, int64_t now)
 }
 
 /*
+ * The managed wait of a request's steady state: every involved descriptor
+ * is a connected socket whose read or write timeout, not yet due, is all
+ * the wait looks after it for.  Then one real wait on the program's array
+ * as it is, until the earliest deadline or the program's end, is the
+ * whole of it when the kernel reports something (or fails): poll_loop()
+ * would translate nothing.  Returns whether it took the wait, its result
+ * in *res; when nothing came, poll_loop() goes on (a timeout may be due).
+ */
+static bool timed_only_wait(struct pwait *w, int64_t *now, int *res)
+{
+	int64_t next = w->end_ms;
+
+	for (size_t i = 0; i < w->count; i++) {
+		/* NOT_TIMED_ONLY is below any time too. */
+		if (w->items[i].due_ms <= *now)
+			return false;
+		next = rs_clock_min(next, w->items[i].due_ms);
+	}
+	*res = real_wait(w, rs_clock_remaining_ms(next, *now));
+	if (*res < 0) {
+		*res = -errno;
+		return true;
+	}
+	if (*res > 0)
+		return true;
+	/* Nothing: the program's time is up, or poll_loop() reports the
+	   timeouts now due and waits out the rest. */
+	*now = rs_clock_now_ms();
+	return *now >= w->end_ms;
+}
+
+/*
  * Runs the managed wait on fds, whose count involved entries scan() put
  * in stack (as many as fit; the rest are found again here).
  */
@@ -303,13 +347,17 @@ static int poll_run(struct pollfd *fds, nfds_t n, struct watched *stack,
 		.mask = mask, .items = stack, .count = count };
 	bool read = true;
 
+	int r;
+
+	if (count <= STACK_ITEMS && timed_only_wait(&w, &now, &r))
+		return r;
 	if (count > STACK_ITEMS) {
 		w.items = malloc(count * sizeof(*w.items));
 		if (!w.items)
 			return -ENOMEM;
 		w.count = scan(fds, n, w.items, count, &now, &read);
 	}
-	int r = poll_loop(&w, now);
+	r = poll_loop(&w, now);
 
 	if (w.items != stack)
 		free(w.items);
@@ -408,7 +456,7 @@ static size_t sel_scan(int n, const fd_set *r, const fd_set *w,
     const fd_set *x, struct pollfd *fds, bool *any)
 {
 	size_t count = 0;
-	int64_t now = 0;
+	int64_t now = 0, due;
 
 	for (int i = 0; i * (int)ULBITS < n; i++) {
 		unsigned long v = word(r, w, x, i);
@@ -429,7 +477,7 @@ static size_t sel_scan(int n, const fd_set *r, const fd_set *w,
 				continue;
 			if (!now)
 				now = rs_clock_now_ms();
-			*any = involved(e, ev, now);
+			*any = involved(e, ev, now, &due);
 		}
 	}
 	return count;
