@@ -26,7 +26,7 @@ die() { echo "bench-ir: $*" >&2; exit 2; }
 command -v valgrind >/dev/null 2>&1 || die "valgrind missing"
 [ -f "$LIB" ] || die "$LIB missing; run make first"
 mkdir -p "$B/bench"
-for p in pingpong fdio connects; do
+for p in pingpong fdio connects epollctl; do
 	[ -n "$(find "$B/bench/$p" -newer "bench/$p.c" 2>/dev/null)" ] &&
 		continue
 	$CC -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -o "$B/bench/$p" \
@@ -127,6 +127,9 @@ row pingpong_default default 2000 2 "$B/bench/pingpong"
 # send, poll for the echo, read: libpq's pattern, per round trip.
 row poll_rt_rw5s rw5s 2000 1 "$B/bench/pingpong" poll
 row pipe_unmanaged rw5s 20000 2 "$B/bench/fdio" pipe
+# epoll_ctl ADD, MOD, DEL of a connected socket: per call.
+row epoll_ctl_rw5s rw5s 2000 3 "$B/bench/epollctl"
+row epoll_ctl_default default 2000 3 "$B/bench/epollctl"
 # connect + close; its in-process acceptor's accept and close included.
 row connect_close default 1000 1 "$B/bench/connects"
 if ! command -v redis-benchmark >/dev/null 2>&1 ||

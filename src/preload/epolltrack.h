@@ -25,6 +25,7 @@
 #include "epollinst.h"
 #include "fdtable.h"
 #include "io_timeout.h"
+#include "tdeadline.h"
 
 /*
  * epoll_ctl in libc's convention (-1 and errno), for the exported name:
@@ -80,8 +81,16 @@ static inline bool rs_ept_plain_in(const struct rs_ept_instance *i, int op,
 		return false;
 	if (op != EPOLL_CTL_ADD)
 		return true;
-	/* An unmanaged fd may be a socket whose connect is yet to come. */
-	return (e = rs_fd_get(fd)) && rs_ept_idle_socket(e);
+	/* An unmanaged fd may be a socket whose connect is yet to come.
+	   rs_ept_idle_socket(), but a thread that may have a deadline goes
+	   the general way: so the plain call makes no call of its own. */
+	if (!(e = rs_fd_get(fd)) || !rs_tdeadline_none())
+		return false;
+	const struct rs_settings *s = e->settings;
+
+	return rs_fd_state(e) == RS_FD_CONNECTED &&
+	    s->read_timeout_ms == RS_OFF && s->write_timeout_ms == RS_OFF &&
+	    !s->http.enabled;
 }
 
 /* rs_ept_plain_in() for epfd's instance. */
