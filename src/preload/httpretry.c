@@ -431,6 +431,23 @@ static int backoff(struct rs_hconn *h, int64_t wait)
 	return r < 0 ? r : 0;
 }
 
+/*
+ * A response to retry, while the rule allows: consumed, the wait slept
+ * out, the request sent again.  Returns 1, or -errno for the program.
+ */
+static int retry(struct rs_fd *e, struct rs_hconn *h, int fd)
+{
+	int64_t wait = rs_hconn_allow(e, h);
+	int r;
+
+	if (wait < 0)
+		return 1;
+	r = drain(e, h, fd);
+	if (r == 0)
+		r = backoff(h, wait);
+	return r < 0 ? r : resend(e, h, fd) < 0 ? -ECONNRESET : 1;
+}
+
 /* What a wait for the response came to: 0 (look again), or -errno. */
 static int waited(const struct rs_fd *e, int r)
 {
@@ -446,13 +463,12 @@ static int waited(const struct rs_fd *e, int r)
 static int judge(struct rs_fd *e, struct rs_hconn *h, int fd, bool may_fail,
     bool dontwait)
 {
-	int64_t until = read_until(e), wait;
+	int64_t until = read_until(e);
 	/* A blocking socket with no time limit blocks in the peek itself. */
 	bool block = !dontwait && !e->nonblocking && until == RS_NEVER;
 	ssize_t n = rs_real_recv(fd, h->buf, sizeof(h->buf),
 	    MSG_PEEK | (block ? 0 : MSG_DONTWAIT));
 	enum rs_hr_verdict v;
-	int r;
 
 	if (n < 0 && errno == EINTR)
 		return h->own_until == RS_NEVER && rs_signals_restart() ? 0 :
@@ -496,13 +512,7 @@ static int judge(struct rs_fd *e, struct rs_hconn *h, int fd, bool may_fail,
 		rs_hconn_shown(e, h);
 		return 1;
 	}
-	wait = rs_hconn_allow(e, h);
-	if (wait < 0)
-		return 1;
-	r = drain(e, h, fd);
-	if (r == 0)
-		r = backoff(h, wait);
-	return r < 0 ? r : resend(e, h, fd) < 0 ? -ECONNRESET : 1;
+	return retry(e, h, fd);
 }
 
 int rs_hconn_settle(struct rs_hconn *h, struct rs_fd *e, int fd,
