@@ -57,7 +57,7 @@ static int poll_until(int fd, short want, int64_t until, int64_t now)
  * call must give up with EAGAIN as the kernel would, or RS_NEVER.  Asked
  * only when the call is about to wait, so the fast path never pays for it.
  */
-static int64_t own_timeout(struct rs_fd *e, int fd, bool out, int64_t now)
+int64_t rs_io_own_timeout(struct rs_fd *e, int fd, bool out, int64_t now)
 {
 	/* Cached until the program sets a socket option (interpose.c
 	   forgets it then); a dup'd socket may be set through a copy. */
@@ -256,7 +256,7 @@ static ssize_t continue_blocking(struct rs_fd *e, struct xfer *x, ssize_t r)
 		if (!asked) {
 			if (really_nonblocking(e, x->fd))
 				return partial(e, x, r);
-			own = own_timeout(e, x->fd, x->out, rs_clock_now_ms());
+			own = rs_io_own_timeout(e, x->fd, x->out, rs_clock_now_ms());
 			asked = true;
 		}
 		int w = wait_ready(e, x, own);
@@ -290,7 +290,7 @@ static ssize_t peek_all(struct rs_fd *e, struct xfer *x, ssize_t r)
 
 	if (r == -EAGAIN && really_nonblocking(e, x->fd))
 		return r;
-	int64_t own = own_timeout(e, x->fd, false, rs_clock_now_ms());
+	int64_t own = rs_io_own_timeout(e, x->fd, false, rs_clock_now_ms());
 
 	for (;;) {
 		if (r == 0 || (r > 0 && (size_t)r >= want) ||
@@ -399,7 +399,7 @@ static int send_plainly(int fd, struct mmsghdr *v, unsigned n, int flags,
 static int send_messages(struct rs_fd *e, struct xfer *x, struct mmsghdr *v,
     unsigned n, int flags, int r)
 {
-	int64_t own = own_timeout(e, x->fd, true, rs_clock_now_ms());
+	int64_t own = rs_io_own_timeout(e, x->fd, true, rs_clock_now_ms());
 	unsigned done = 0;
 
 	for (;;) {
@@ -440,7 +440,7 @@ int rs_io_mmsg_rest(struct rs_fd *e, int fd, bool out, struct mmsghdr *v,
 		return send_messages(e, x, v, n, flags, r);
 	if (out || r != -EAGAIN || really_nonblocking(e, x->fd))
 		return (int)rs_io_touched(e, r);
-	int64_t own = own_timeout(e, x->fd, x->out, rs_clock_now_ms());
+	int64_t own = rs_io_own_timeout(e, x->fd, x->out, rs_clock_now_ms());
 
 	while (r == -EAGAIN) {
 		int w = wait_ready(e, x, own);

@@ -39,6 +39,14 @@ ssize_t rs_io_write_rest(struct rs_fd *e, int fd, const struct iovec *iov,
 int rs_io_mmsg_rest(struct rs_fd *e, int fd, bool out, struct mmsghdr *v,
     unsigned n, int flags, int r);
 
+/*
+ * The program's own SO_RCVTIMEO (out: SO_SNDTIMEO) as the time at which a
+ * blocking call that starts at `now` must give up with EAGAIN, as the
+ * kernel's would, or RS_NEVER.  Costs a getsockopt the first time only:
+ * ask it when a call is about to wait.
+ */
+int64_t rs_io_own_timeout(struct rs_fd *e, int fd, bool out, int64_t now);
+
 /* Returns the total length of an iovec array. */
 size_t rs_io_iov_total(const struct iovec *iov, int cnt);
 

@@ -1,0 +1,69 @@
+#!/bin/sh
+# test_close_race.sh - a thread blocked in read() under read_timeout 1s
+# while another thread closes that socket and connects anew, getting the
+# same descriptor number (close_race_client.c).  Without the library the
+# blocked read stays blocked on the closed connection; under it, when its
+# timeout ends, it must fail -- never return the bytes of the new
+# connection, which belong to the other thread.
+#
+# KNOWN BUG (not fixed here): the blocked read returns the new
+# connection's 94 bytes, and the thread that owns it reads an end of
+# file.  After the kernel-timed first try (ktimeo.c) or the slow path's
+# poll (io_block.c) the library goes on with the descriptor number and the
+# table entry of that number, which by then belong to the new socket: the
+# entry needs a generation the call can compare (fdtable.c).  Until then
+# this test reports XFAIL and passes; RS_XFAIL_STRICT=1 makes it fail.
+#
+# About 4 s.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+B=${RS_BUILD:-$PWD/build}
+LIB=${RS_LIB:-$B/libresolute.so}
+PEER=$B/itests/peer
+[ -x "$PEER" ] || { echo "SKIPPED: $PEER not built (make tests)"; exit 0; }
+tmp=$(mktemp -d /tmp/rs-crace-XXXXXX)
+pids=""
+cleanup() {
+	for p in $pids; do kill "$p" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+if ! ${CC:-cc} -O2 -pthread -o "$tmp/client" \
+    tests/programs/close_race_client.c; then
+	echo "FAIL  close_race_client.c does not build"
+	exit 1
+fi
+printf 'version: 1\ndefaults:\n  read_timeout: 1s\n' >"$tmp/policy.yaml"
+
+# start NAME MODE: starts the peer; its port in $tmp/NAME.
+start() {
+	"$PEER" "$2" -b 10 -l 20000 >"$tmp/$1" &
+	pids="$pids $!"
+	i=0
+	while ! grep -q '^[0-9][0-9]*$' "$tmp/$1" 2>/dev/null && [ $i -lt 100 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+}
+start silent silent
+start http http
+timeout 10 env LD_PRELOAD="$LIB" RESOLUTE_POLICY="$tmp/policy.yaml" \
+	"$tmp/client" "$(cat "$tmp/silent")" "$(cat "$tmp/http")" \
+	>"$tmp/out" 2>&1
+rc=$?
+got=$(tr '\n' ' ' <"$tmp/out")
+if ! grep -q '^reused yes' "$tmp/out"; then
+	echo "SKIPPED: the descriptor number was not reused ($got)"
+	exit 0
+fi
+if [ $rc -eq 0 ] && grep -q '^b 94$' "$tmp/out" &&
+    ! grep -q '^a [0-9]' "$tmp/out"; then
+	echo "ok    the blocked read fails; the new connection keeps its bytes: $got"
+	exit 0
+fi
+if [ "${RS_XFAIL_STRICT:-0}" = 1 ]; then
+	echo "FAIL  blocked read vs close and reuse: $got (exit $rc)"
+	exit 1
+fi
+echo "XFAIL known bug, the blocked read took the new connection's bytes: $got (exit $rc)"
+exit 0
