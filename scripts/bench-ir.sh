@@ -15,7 +15,7 @@
 # its latency histogram), so those rows also give the library's own
 # instructions (the functions compiled from src/), which do not.
 #
-#   scripts/bench-ir.sh                 (the rows below; about 4 minutes)
+#   scripts/bench-ir.sh                 (the rows below; about a minute)
 #   BENCH_LIB=other/libresolute.so scripts/bench-ir.sh
 set -u
 cd "$(dirname "$0")/.." || exit 2
