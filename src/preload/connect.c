@@ -197,7 +197,6 @@ int rs_connect(int fd, const struct sockaddr *sa, socklen_t len)
 	int64_t now = rs_clock_now_ms();
 
 	start_logical(e, &t, s, rule, sa, len, now);
-	rs_fd_remember(e, fd);
 	e->nonblocking = (flags & O_NONBLOCK) != 0;
 	log_decision(rt->policy, &t, rule, e);
 	return first_steps(fd, e, flags, plain, now);

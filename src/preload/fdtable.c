@@ -17,8 +17,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "failover.h"
-#include "real.h"
 #include "vfork.h"
 
 struct rs_fd *rs_fd_chunks[RS_FD_CHUNK];
@@ -169,47 +167,15 @@ struct rs_fd *rs_fd_claim(int fd)
 	e->host[0] = '\0';
 	memset((char *)e + offsetof(struct rs_fd, ino), 0,
 	    sizeof(*e) - offsetof(struct rs_fd, ino));
+	e->ino = inode_of(fd);
 	return e;
-}
-
-void rs_fd_remember(struct rs_fd *e, int fd)
-{
-	if (e->addr.ss_family == AF_UNIX)
-		e->ino = inode_of(fd);
-}
-
-/* Whether peer, as getpeername(2) gave it, is the address e connected to
-   (its current attempt's: a failover moves it), port included. */
-static bool connected_to(const struct rs_fd *e,
-    const struct sockaddr_storage *peer, socklen_t len)
-{
-	struct rs_name_addr a, b;
-	uint16_t pa, pb;
-	uint32_t scope;
-
-	if (!rs_failover_addr_of((const struct sockaddr *)peer, len, &a, &pa,
-		&scope) ||
-	    !rs_failover_addr_of((const struct sockaddr *)&e->addr,
-		e->addrlen, &b, &pb, &scope))
-		return false;
-	return a.family == b.family && pa == pb &&
-	    !memcmp(a.addr, b.addr, a.family == AF_INET ? 4 : 16);
 }
 
 bool rs_fd_same_socket(const struct rs_fd *e, int fd)
 {
-	if (e->ino)
-		return inode_of(fd) == e->ino;
-	if (e->addr.ss_family != AF_INET && e->addr.ss_family != AF_INET6)
-		return true;
-	struct sockaddr_storage peer;
-	socklen_t len = sizeof(peer);
-	int save = errno;
-	bool same = rs_real_getpeername(fd, (struct sockaddr *)&peer, &len) == 0 ?
-	    connected_to(e, &peer, len) : errno != ENOTSOCK && errno != EBADF;
+	uint64_t ino = inode_of(fd);
 
-	errno = save;
-	return same;
+	return !e->ino || ino == e->ino;
 }
 
 void rs_fd_forget(int fd)

@@ -71,7 +71,7 @@ struct rs_fd {
 	pid_t kt_pid;			/* the table owner that set it */
 	unsigned int saved_user_timeout;	/* the program's value */
 	char host[RS_HOST_MAX];		/* resolved name, or "" */
-	uint64_t ino;			/* a unix socket's inode, or 0 */
+	uint64_t ino;			/* the socket's inode, 0 if unknown */
 };
 
 /*
@@ -110,25 +110,13 @@ static inline struct rs_fd *rs_fd_get(int fd)
 struct rs_fd *rs_fd_claim(int fd);
 
 /*
- * Records what rs_fd_same_socket() will compare, once e->addr is set by a
- * connect.  A TCP socket needs nothing recorded: it is told by its peer's
- * address, which the connect gave for free.  A unix socket's peer name is
- * the listener's, as the server spelled its path (relative, say), so it
- * is told by its inode: one fstat(2), on unix sockets only.
- */
-void rs_fd_remember(struct rs_fd *e, int fd);
-
-/*
  * Returns whether fd is still the socket that entry e was made for.  A
  * descriptor closed behind the library's back (a raw close(2), or glibc's
  * internal close in fclose() of an fdopen'd stream) may have been reused
- * for another descriptor, made by a call the library never sees.  A TCP
- * socket is still ours if it is connected to the address our connect went
- * to (getpeername(2)); another socket to the very same address and port
- * would be managed by the same rule anyway.  Not a socket, or not open:
- * not ours.  A unix socket compares inodes (rs_fd_remember()).  One system
- * call: ask only before the library changes what a call does (a wait it
- * would cap), never on the fast path.  True when nothing is known.
+ * for another socket, made by a call the library never sees; sockets have
+ * unique inode numbers, and all dups of one share it.  One fstat(2): ask
+ * only before the library changes what a call does (a wait it would cap),
+ * never on the fast path.  True when the inode is unknown.
  */
 bool rs_fd_same_socket(const struct rs_fd *e, int fd);
 

@@ -85,8 +85,6 @@ REAL(int, getsockopt, (int fd, int lv, int nm, void *v, socklen_t *l),
     (fd, lv, nm, v, l))
 REAL(int, setsockopt, (int fd, int lv, int nm, const void *v, socklen_t l),
     (fd, lv, nm, v, l))
-REAL(int, getpeername, (int fd, struct sockaddr *sa, socklen_t *l),
-    (fd, sa, l))
 
 HOT(ssize_t, read, (int fd, void *b, size_t n), (fd, b, n))
 HOT(ssize_t, readv, (int fd, const struct iovec *v, int c), (fd, v, c))

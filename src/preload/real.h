@@ -45,7 +45,6 @@ int rs_real_getsockopt(int fd, int level, int name, void *val,
     socklen_t *len);
 int rs_real_setsockopt(int fd, int level, int name, const void *val,
     socklen_t len);
-int rs_real_getpeername(int fd, struct sockaddr *sa, socklen_t *len);
 
 ssize_t rs_real_read(int fd, void *buf, size_t n);
 ssize_t rs_real_readv(int fd, const struct iovec *iov, int cnt);

@@ -187,9 +187,6 @@ struct fk_sock {
 	int rcvlowat;			/* SO_RCVLOWAT (1 by default) */
 	int rcvlowat_peak;		/* the largest value ever set */
 	int rcvlowat_sets;		/* setsockopt calls for it */
-	int foreign;			/* 0: the entry's socket; else the
-					   number holds another: -1 an unnamed
-					   unix one, N one to 127.0.0.1:N */
 };
 
 struct fk_sock *fk_sock(int fd);

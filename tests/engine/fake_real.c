@@ -154,34 +154,6 @@ int __wrap_getpeername(int fd, struct sockaddr *sa, socklen_t *len)
 	return (int)fk_answer(s, 0);
 }
 
-/*
- * The identity question (rs_fd_same_socket()), not scripted: the socket
- * is connected where its entry says, unless the test made the number
- * another socket's (an unnamed unix one here).
- */
-int rs_real_getpeername(int fd, struct sockaddr *sa, socklen_t *len)
-{
-	const struct rs_fd *e = rs_fd_get(fd);
-	int foreign = fk_sock(fd)->foreign;
-	struct sockaddr_storage ss = { .ss_family = AF_UNIX };
-	socklen_t l = sizeof(sa_family_t);
-
-	fk_count_call();
-	if (!e && !foreign) {
-		errno = ENOTCONN;
-		return -1;
-	}
-	if (foreign > 0)
-		fk_addr(&ss, &l, (unsigned)foreign);
-	else if (!foreign) {
-		ss = e->addr;
-		l = e->addrlen;
-	}
-	memcpy(sa, &ss, *len < l ? *len : l);
-	*len = l;
-	return 0;
-}
-
 /* ---- transfers ---- */
 
 /* Everything the engines sent, in order, for the tests to read. */
