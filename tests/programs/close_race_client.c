@@ -10,7 +10,7 @@
  * times such a read itself, with poll, rather than leave it to the
  * kernel's timer).  Thread B, 300 ms later, closes A's descriptor,
  * connects to HTTP_PORT (the number is reused), sends a request, waits
- * 3 s and reads the answer.  Without the library A's read blocks on the
+ * 2 s and reads the answer.  Without the library A's read blocks on the
  * closed connection until the process ends; it must never return the
  * bytes meant for B's connection.  Prints "a N|ERRNO-NAME" and
  * "b N|ERRNO-NAME" and "reused yes|no".
@@ -63,7 +63,7 @@ static void *closer(void *arg)
 	int b = connect_to(http_port);
 
 	printf("reused %s\n", b == a_fd ? "yes" : "no");
-	sleep(3);
+	sleep(2);
 	ssize_t n = read(b, buf, sizeof(buf));
 
 	report("b", n, errno);
