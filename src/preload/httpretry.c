@@ -35,6 +35,30 @@
 
 static void release(struct rs_fd *e);
 
+/*
+ * h->busy: no thread inside, one inside, or one inside while another
+ * thread's close forgot the entry, so that the one inside frees the state
+ * when it leaves (rs_hconn_drop()).
+ */
+enum { HCONN_IDLE, HCONN_HELD, HCONN_DROPPED };
+
+/* Takes h for the calling thread; false when another thread has it. */
+static bool hold(struct rs_fd *e, struct rs_hconn *h)
+{
+	int idle = HCONN_IDLE;
+
+	if (!__atomic_compare_exchange_n(&h->busy, &idle, HCONN_HELD, false,
+		__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return false;
+	h->fd_gen = rs_fd_gen(e);
+	return true;
+}
+
+bool rs_hconn_closed(const struct rs_fd *e, const struct rs_hconn *h)
+{
+	return rs_fd_gen(e) != h->fd_gen;
+}
+
 struct rs_hconn *rs_hconn_enter(struct rs_fd *e)
 {
 	struct rs_hconn *h = e->http;
@@ -54,7 +78,7 @@ struct rs_hconn *rs_hconn_enter(struct rs_fd *e)
 	}
 	if (h->m.phase == RS_HR_PASS)
 		return NULL;
-	if (__atomic_exchange_n(&h->busy, 1, __ATOMIC_ACQUIRE)) {
+	if (!hold(e, h)) {
 		h->conflict = true;
 		return NULL;
 	}
@@ -68,24 +92,31 @@ struct rs_hconn *rs_hconn_enter_wait(struct rs_fd *e, bool *busy)
 	*busy = false;
 	if (e->http_off || h == NULL || h->m.phase == RS_HR_PASS)
 		return NULL;
-	if (__atomic_exchange_n(&h->busy, 1, __ATOMIC_ACQUIRE)) {
+	if (!hold(e, h)) {
 		*busy = true;
 		return NULL;
 	}
 	return h;
 }
 
+static void free_state(struct rs_hconn *h)
+{
+	rs_hr_free(&h->m);
+	free(h);
+}
+
 void rs_hconn_leave(struct rs_fd *e, struct rs_hconn *h)
 {
 	(void)e;
 	if (h->orphan) {
-		rs_hr_free(&h->m);
-		free(h);
+		free_state(h);
 		return;
 	}
 	if (h->conflict)
 		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
-	__atomic_store_n(&h->busy, 0, __ATOMIC_RELEASE);
+	if (__atomic_exchange_n(&h->busy, HCONN_IDLE, __ATOMIC_ACQ_REL) ==
+	    HCONN_DROPPED)
+		free_state(h);
 }
 
 /* The table's release hook: a forgotten entry's state goes with it. */
@@ -94,16 +125,22 @@ static void release(struct rs_fd *e)
 	rs_hconn_drop(e);
 }
 
+/*
+ * A thread inside (blocked in one of the engine's waits, say, while
+ * another closes the descriptor) still uses h: it frees it when it
+ * leaves, and finds the descriptor closed (rs_hconn_closed()).
+ */
 void rs_hconn_drop(struct rs_fd *e)
 {
 	struct rs_hconn *h = e->http;
+	int held = HCONN_HELD;
 
 	e->http = NULL;
 	e->http_off = false;
-	if (h != NULL) {
-		rs_hr_free(&h->m);
-		free(h);
-	}
+	if (h == NULL || __atomic_compare_exchange_n(&h->busy, &held,
+	    HCONN_DROPPED, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	free_state(h);
 }
 
 /*
@@ -115,20 +152,24 @@ void rs_hconn_drop(struct rs_fd *e)
  * have been interrupted (a handler without SA_RESTART, or the program's
  * own timeout set): a program's alarm() must still cut its read short.
  * The engine's state stays where it was; the next read goes on from it.
+ * -EBADF: the descriptor was closed meanwhile (rs_hconn_closed()).
  */
-static int wait_fd(int fd, short events, int64_t until, int64_t own)
+static int wait_fd(const struct rs_fd *e, const struct rs_hconn *h, int fd,
+    short events, int64_t until, int64_t own)
 {
 	struct pollfd p = { .fd = fd, .events = events };
 	int64_t now, end = rs_clock_min(until, own);
 	int r;
 
 	for (;;) {
+		if (rs_hconn_closed(e, h))
+			return -EBADF;
 		now = rs_clock_now_ms();
 		if (end != RS_NEVER && now >= end)
 			return own <= until ? -EAGAIN : 0;
 		r = rs_real_poll(&p, 1, rs_clock_remaining_ms(end, now));
 		if (r > 0)
-			return 1;
+			return rs_hconn_closed(e, h) ? -EBADF : 1;
 		if (r < 0 && errno != EINTR)
 			return -errno;
 		if (r < 0 && (own != RS_NEVER || !rs_signals_restart()))
@@ -163,7 +204,8 @@ static int timed_out(const struct rs_fd *e, bool out)
 }
 
 /* Sends p[0..n) whole, waiting for room as needed. */
-static int send_all(struct rs_fd *e, int fd, const char *p, size_t n)
+static int send_all(struct rs_fd *e, const struct rs_hconn *h, int fd,
+    const char *p, size_t n)
 {
 	ssize_t k;
 	int r;
@@ -180,7 +222,7 @@ static int send_all(struct rs_fd *e, int fd, const char *p, size_t n)
 			continue;
 		if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
 			return k == 0 ? -EPIPE : -errno;
-		r = wait_fd(fd, POLLOUT, write_until(e), RS_NEVER);
+		r = wait_fd(e, h, fd, POLLOUT, write_until(e), RS_NEVER);
 		if (r <= 0)
 			return r == 0 ? timed_out(e, true) : r;
 	}
@@ -192,14 +234,15 @@ static int send_all(struct rs_fd *e, int fd, const char *p, size_t n)
  * for them (Linux tcp_poll honours it), and the program's value is put
  * back at once.
  */
-static int wait_more(int fd, size_t have, int64_t until, int64_t own)
+static int wait_more(const struct rs_fd *e, const struct rs_hconn *h, int fd,
+    size_t have, int64_t until, int64_t own)
 {
 	int old = 1, want = (int)have + 1, r;
 	socklen_t len = sizeof(old);
 
 	rs_real_getsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &old, &len);
 	rs_real_setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &want, sizeof(want));
-	r = wait_fd(fd, POLLIN, until, own);
+	r = wait_fd(e, h, fd, POLLIN, until, own);
 	rs_real_setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &old, sizeof(old));
 	return r;
 }
@@ -354,6 +397,7 @@ int rs_hconn_reconnect(struct rs_fd *e, int fd, bool block)
 		return r < 0 ? r : -ECONNRESET;
 	}
 	e->http = h;
+	h->fd_gen = rs_fd_gen(e);	/* the connection this call made */
 	e->nonblocking = fl >= 0 && (fl & O_NONBLOCK);
 	return r;
 }
@@ -372,7 +416,8 @@ static int drain(struct rs_fd *e, struct rs_hconn *h, int fd)
 		if (n > 0)
 			rs_fd_touch(e, rs_clock_now_ms());
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			r = wait_fd(fd, POLLIN, read_until(e), h->own_until);
+			r = wait_fd(e, h, fd, POLLIN, read_until(e),
+			    h->own_until);
 			if (r < 0)
 				return r;
 			if (r > 0)
@@ -403,7 +448,7 @@ static int resend(struct rs_fd *e, struct rs_hconn *h, int fd)
 	p = rs_hr_resend(&h->m, &len);
 	if (p == NULL)
 		return -ECONNRESET;
-	r = send_all(e, fd, p, len);
+	r = send_all(e, h, fd, p, len);
 	/* The server closed the idle connection: once more, on a new one. */
 	if (h->reused && (r == -EPIPE || r == -ECONNRESET) &&
 	    rs_hr_lost(&h->m)) {
@@ -421,12 +466,12 @@ static int resend(struct rs_fd *e, struct rs_hconn *h, int fd)
  * the phase stays WAIT with its time, and the next read finishes the
  * retry (httpio.c: rs_hwait_finish()).
  */
-static int backoff(struct rs_hconn *h, int64_t wait)
+static int backoff(const struct rs_fd *e, struct rs_hconn *h, int64_t wait)
 {
 	h->retry_at_ms = rs_clock_after(rs_clock_now_ms(), wait);
 	if (wait <= 0)
 		return 0;
-	int r = wait_fd(-1, 0, h->retry_at_ms, h->own_until);
+	int r = wait_fd(e, h, -1, 0, h->retry_at_ms, h->own_until);
 
 	return r < 0 ? r : 0;
 }
@@ -444,7 +489,7 @@ static int retry(struct rs_fd *e, struct rs_hconn *h, int fd)
 		return 1;
 	r = drain(e, h, fd);
 	if (r == 0)
-		r = backoff(h, wait);
+		r = backoff(e, h, wait);
 	return r < 0 ? r : resend(e, h, fd) < 0 ? -ECONNRESET : 1;
 }
 
@@ -489,7 +534,8 @@ static int judge(struct rs_fd *e, struct rs_hconn *h, int fd, bool may_fail,
 	if (n < 0) {
 		if (may_fail && (dontwait || e->nonblocking))
 			return -EAGAIN;
-		return waited(e, wait_fd(fd, POLLIN, until, h->own_until));
+		return waited(e, wait_fd(e, h, fd, POLLIN, until,
+		    h->own_until));
 	}
 	/* A resent request on a connection the server closed meanwhile. */
 	if (n == 0 && h->reused && rs_hr_lost(&h->m)) {
@@ -506,7 +552,7 @@ static int judge(struct rs_fd *e, struct rs_hconn *h, int fd, bool may_fail,
 	v = rs_hr_judge(&h->m, h->buf, (size_t)n, n == sizeof(h->buf),
 	    n == 0, rs_clock_epoch_ms());
 	if (v == RS_HR_MORE)
-		return waited(e, wait_more(fd, (size_t)n, read_until(e),
+		return waited(e, wait_more(e, h, fd, (size_t)n, read_until(e),
 		    h->own_until));
 	if (v == RS_HR_SHOW) {
 		rs_hconn_shown(e, h);
@@ -555,7 +601,7 @@ ssize_t rs_hconn_write(struct rs_hconn *h, struct rs_fd *e, int fd,
 		held = rs_hr_hold(&h->m, p, n, rnd, &flush);
 		if (flush) {
 			kept = rs_http_kept(&h->m.t, &len);
-			r = kept ? send_all(e, fd, kept, len) : 0;
+			r = kept ? send_all(e, h, fd, kept, len) : 0;
 			if (r < 0)
 				return r;
 		}

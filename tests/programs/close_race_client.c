@@ -3,12 +3,14 @@
  * the socket and opens a new connection, which gets the same descriptor
  * number; for test_close_race.sh.
  *
- *   close_race_client SILENT_PORT HTTP_PORT
+ *   close_race_client SILENT_PORT HTTP_PORT [late]
  *
  * Thread A connects to SILENT_PORT (a server that never answers), sends a
- * request and reads.  Thread B, 300 ms later, closes A's descriptor,
+ * request and reads (with "late", 20 ms after the request: the library
+ * times such a read itself, with poll, rather than leave it to the
+ * kernel's timer).  Thread B, 300 ms later, closes A's descriptor,
  * connects to HTTP_PORT (the number is reused), sends a request, waits
- * 3 s and reads the answer.  Without the library A's read blocks on the
+ * 2 s and reads the answer.  Without the library A's read blocks on the
  * closed connection until the process ends; it must never return the
  * bytes meant for B's connection.  Prints "a N|ERRNO-NAME" and
  * "b N|ERRNO-NAME" and "reused yes|no".
@@ -61,7 +63,7 @@ static void *closer(void *arg)
 	int b = connect_to(http_port);
 
 	printf("reused %s\n", b == a_fd ? "yes" : "no");
-	sleep(3);
+	sleep(2);
 	ssize_t n = read(b, buf, sizeof(buf));
 
 	report("b", n, errno);
@@ -74,13 +76,15 @@ int main(int argc, char **argv)
 	pthread_t t;
 	char buf[512];
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: close_race_client SILENT HTTP\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: close_race_client SILENT HTTP [late]\n");
 		return 2;
 	}
 	http_port = atoi(argv[2]);
 	a_fd = connect_to(atoi(argv[1]));
 	pthread_create(&t, NULL, closer, NULL);
+	if (argc == 4)
+		usleep(20000);
 	ssize_t n = read(a_fd, buf, sizeof(buf));
 
 	report("a", n, errno);
