@@ -14,9 +14,12 @@
 # now has a generation (fdtable.h, rs_fd_gen()) that a call compares after
 # each wait: the blocked read fails with EBADF.  Two cases: a read right
 # after the request (the kernel's timer) and one 20 ms later (the
-# library's poll), each without and with an `http:` rule.
+# library's poll), each without and with an `http:` rule.  And a blocking
+# connect still under way when the other thread closes (connect_wait.c):
+# it reported the new connection's success as its own, and it now fails
+# with EBADF too, leaving the new socket's flags alone.
 #
-# About 16 s.
+# About 15 s.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 B=${RS_BUILD:-$PWD/build}
@@ -35,7 +38,8 @@ if ! ${CC:-cc} -O2 -pthread -o "$tmp/client" \
 	echo "FAIL  close_race_client.c does not build"
 	exit 1
 fi
-printf 'version: 1\ndefaults:\n  read_timeout: 1s\n' >"$tmp/plain.yaml"
+printf 'version: 1\ndefaults:\n  read_timeout: 1s\n  connect_timeout: 1s\n  attempts: 1\n' \
+	>"$tmp/plain.yaml"
 # The same with HTTP retries: the read waits inside the HTTP engine, whose
 # state the close releases while that read still holds it.
 printf 'version: 1\ndefaults:\n  read_timeout: 1s\nhosts:\n  - match: 127.0.0.1\n    http: {}\n' \
@@ -54,11 +58,12 @@ start() {
 start silent silent
 start http http
 fail=0
-# case_run LABEL POLICY [late]: one run of the client; ok when the blocked
-# read fails and the new connection keeps its bytes.
+# case_run LABEL POLICY A [late|connect]: one run of the client; ok when
+# the blocked call fails with EBADF (A is how the client reports it) and
+# the new connection keeps its bytes.
 case_run() {
-	label=$1 pol=$2
-	shift 2
+	label=$1 pol=$2 want=$3
+	shift 3
 	timeout 10 env LD_PRELOAD="$LIB" RESOLUTE_POLICY="$tmp/$pol.yaml" \
 		"$tmp/client" "$(cat "$tmp/silent")" "$(cat "$tmp/http")" "$@" \
 		>"$tmp/out" 2>&1
@@ -70,15 +75,19 @@ case_run() {
 	fi
 	if [ $rc -eq 0 ] && grep -q '^reused yes' "$tmp/out" &&
 	    grep -q '^b 94$' "$tmp/out" &&
-	    grep -q '^a Bad file descriptor$' "$tmp/out"; then
-		echo "ok    $label: the blocked read fails; the new connection keeps its bytes: $got"
+	    grep -q "^$want Bad file descriptor\$" "$tmp/out"; then
+		echo "ok    $label: the blocked call fails; the new connection keeps its bytes: $got"
 	else
 		echo "FAIL  $label: $got (exit $rc)"
 		fail=1
 	fi
 }
-case_run "read timed by the kernel" plain
-case_run "read timed by the library's poll" plain late
-case_run "read waiting in the HTTP engine" http
-case_run "read waiting in the HTTP engine, late" http late
+case_run "read timed by the kernel" plain a
+case_run "read timed by the library's poll" plain a late
+case_run "read waiting in the HTTP engine" http a
+case_run "read waiting in the HTTP engine, late" http a late
+# A connect still under way (its SYN dropped by a full accept queue) when
+# the other thread closes: it reported the new connection's success as
+# its own.
+case_run "connect under way" plain "a connect" connect
 exit $fail
