@@ -163,7 +163,7 @@ HOT ssize_t rs_io_read(struct rs_fd *e, int fd, void *buf, size_t n)
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e, rs_realfast_read(fd, buf, n));
 	/* On a connected stream socket, read is recv with no flags. */
-	struct first_try ft;
+	struct first_try ft = { false, 0 };
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_recv(fd, buf, n,
 	    first_flags(e, fd, false, 0, &ft)));
 
@@ -190,7 +190,7 @@ HOT ssize_t rs_io_readv(struct rs_fd *e, int fd, const struct iovec *iov,
 		return REAL_CALL(path, e, rs_realfast_readv(fd, iov, cnt));
 	struct msghdr m = { .msg_iov = (struct iovec *)iov,
 		.msg_iovlen = cnt > 0 ? (size_t)cnt : 0 };
-	struct first_try ft;
+	struct first_try ft = { false, 0 };
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_recvmsg(fd, &m,
 	    first_flags(e, fd, false, 0, &ft)));
 
@@ -213,7 +213,7 @@ HOT ssize_t rs_io_recv(struct rs_fd *e, int fd, void *buf, size_t n,
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e, rs_realfast_recv(fd, buf, n, flags));
-	struct first_try ft;
+	struct first_try ft = { false, 0 };
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_recv(fd, buf, n,
 	    first_flags(e, fd, false, flags, &ft)));
 
@@ -237,7 +237,7 @@ HOT ssize_t rs_io_recvfrom(struct rs_fd *e, int fd, void *buf, size_t n,
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e,
 		    rs_realfast_recvfrom(fd, buf, n, flags, sa, len));
-	struct first_try ft;
+	struct first_try ft = { false, 0 };
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_recvfrom(fd, buf, n,
 	    first_flags(e, fd, false, flags, &ft), sa, len));
 
@@ -264,7 +264,7 @@ HOT ssize_t rs_io_recvmsg(struct rs_fd *e, int fd, struct msghdr *msg,
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e, rs_realfast_recvmsg(fd, msg, flags));
-	struct first_try ft;
+	struct first_try ft = { false, 0 };
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_recvmsg(fd, msg,
 	    first_flags(e, fd, false, flags, &ft)));
 
@@ -306,7 +306,7 @@ HOT ssize_t rs_io_write(struct rs_fd *e, int fd, const void *buf, size_t n)
 	 * send without MSG_NOSIGNAL is write on a connected stream socket,
 	 * SIGPIPE included.
 	 */
-	struct first_try ft;
+	struct first_try ft = { false, 0 };
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_send(fd, buf, n,
 	    first_flags(e, fd, true, 0, &ft)));
 
@@ -334,7 +334,7 @@ HOT ssize_t rs_io_writev(struct rs_fd *e, int fd, const struct iovec *iov,
 		return REAL_CALL(path, e, rs_realfast_writev(fd, iov, cnt));
 	struct msghdr m = { .msg_iov = (struct iovec *)iov,
 		.msg_iovlen = cnt > 0 ? (size_t)cnt : 0 };
-	struct first_try ft;
+	struct first_try ft = { false, 0 };
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_sendmsg(fd, &m,
 	    first_flags(e, fd, true, 0, &ft)));
 
@@ -357,7 +357,7 @@ HOT ssize_t rs_io_send(struct rs_fd *e, int fd, const void *buf, size_t n,
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e, rs_realfast_send(fd, buf, n, flags));
-	struct first_try ft;
+	struct first_try ft = { false, 0 };
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_send(fd, buf, n,
 	    first_flags(e, fd, true, flags, &ft)));
 
@@ -382,7 +382,7 @@ HOT ssize_t rs_io_sendto(struct rs_fd *e, int fd, const void *buf, size_t n,
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e,
 		    rs_realfast_sendto(fd, buf, n, flags, sa, len));
-	struct first_try ft;
+	struct first_try ft = { false, 0 };
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_sendto(fd, buf, n,
 	    first_flags(e, fd, true, flags, &ft), sa, len));
 
@@ -407,7 +407,7 @@ HOT ssize_t rs_io_sendmsg(struct rs_fd *e, int fd, const struct msghdr *msg,
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e, rs_realfast_sendmsg(fd, msg, flags));
-	struct first_try ft;
+	struct first_try ft = { false, 0 };
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_sendmsg(fd, msg,
 	    first_flags(e, fd, true, flags, &ft)));
 
