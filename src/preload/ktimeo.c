@@ -36,9 +36,6 @@
 /* A coarse clock that trails by more than this is not used. */
 #define MAX_LAG_MS 50
 
-/* Entries whose kernel holds our value, so an exec must look. */
-static unsigned g_armed;
-
 /*
  * The program's value in whole ms, rounded up as clock.h rounds; a value
  * past 32 bits of ms (about 49.7 days) saturates, so that it stays longer
@@ -75,8 +72,7 @@ static void set_ours(struct rs_fd *e, bool out, bool ours)
 {
 	if (e->kt_ours[out] == ours)
 		return;
-	e->kt_ours[out] = ours;
-	__atomic_add_fetch(&g_armed, ours ? 1u : -1u, __ATOMIC_RELAXED);
+	rs_fd_kt_mark(e, out, ours);
 	if (ours)
 		e->kt_pid = rs_fd_owner();
 }
@@ -213,6 +209,6 @@ static void release_inherited(int fd, struct rs_fd *e)
 
 void rs_ktimeo_before_exec(void)
 {
-	if (__atomic_load_n(&g_armed, __ATOMIC_RELAXED))
+	if (rs_fd_kt_armed())
 		rs_fd_each(release_inherited);
 }
