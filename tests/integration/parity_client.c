@@ -13,6 +13,8 @@
  *   parity_client forklock     fork while another thread edits epoll
  *   parity_client logfd FILE   a daemon that closes every descriptor
  *   parity_client refused      one refused connect (retries are logged)
+ *   parity_client firsttwo     two threads make their first refused
+ *                               connects at once (the library starts)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -248,6 +250,27 @@ static int logfd(const char *data)
 	return 0;
 }
 
+static void *refuse(void *arg)
+{
+	(void)arg;
+	refused_connect();
+	return NULL;
+}
+
+/* Ends by SIGALRM when the library's start stalls either thread. */
+static int first_two(void)
+{
+	pthread_t t[2];
+
+	alarm(10);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, refuse, NULL);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	printf("firsttwo: done\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -267,6 +290,8 @@ int main(int argc, char **argv)
 		return forklock();
 	if (!strcmp(m, "logfd") && argc > 2)
 		return logfd(argv[2]);
+	if (!strcmp(m, "firsttwo"))
+		return first_two();
 	if (!strcmp(m, "refused")) {
 		refused_connect();
 		return 0;
