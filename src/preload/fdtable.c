@@ -155,11 +155,13 @@ unsigned rs_fd_kt_armed(void)
 	return __atomic_load_n(&kt_armed, __ATOMIC_RELAXED);
 }
 
-/* An entry that ends (forgotten, or claimed again) is counted no more. */
+/* An entry that ends (forgotten, or claimed again) is counted no more;
+   a load first, as most entries never had the flags. */
 static void kt_drop(struct rs_fd *e)
 {
-	rs_fd_kt_mark(e, 0, false);
-	rs_fd_kt_mark(e, 1, false);
+	for (int out = 0; out < 2; out++)
+		if (__atomic_load_n(&e->kt_ours[out], __ATOMIC_RELAXED))
+			rs_fd_kt_mark(e, out, false);
 }
 
 struct rs_fd *rs_fd_claim(int fd)
