@@ -185,6 +185,7 @@ struct rs_fd *rs_fd_claim(int fd)
 	 * (rs_fd_forget, rs_fd_set_state) does; ThreadSanitizer saw the race.
 	 */
 	(void)__atomic_exchange_n(&e->state, RS_FD_NONE, __ATOMIC_ACQ_REL);
+	__atomic_add_fetch(&e->gen, 1, __ATOMIC_RELEASE);
 	release_http(e);
 	kt_drop(e);
 	/* The host name is a string: its first byte empties it, and the
@@ -226,6 +227,7 @@ void rs_fd_forget(int fd)
 	 */
 	release_http(e);
 	kt_drop(e);
+	__atomic_add_fetch(&e->gen, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&e->state, RS_FD_NONE, __ATOMIC_RELEASE);
 }
 

@@ -48,6 +48,19 @@ static int settle(struct rs_hconn *h, struct rs_fd *e, int fd, int flags)
 }
 
 /*
+ * A socket error that the engine's peek took from the kernel in a wait
+ * (httpwait.c), given to the program's next read once: -errno, or 0.
+ */
+static int pending_error(const struct rs_fd *e)
+{
+	struct rs_hconn *h = e->http;
+
+	if (h == NULL || !__atomic_load_n(&h->pending_err, __ATOMIC_ACQUIRE))
+		return 0;
+	return -__atomic_exchange_n(&h->pending_err, 0, __ATOMIC_ACQ_REL);
+}
+
+/*
  * Settles the response before a read.  Returns the connection state to
  * feed afterwards (NULL: read the plain way) and in *err an error that
  * ends the call instead (0 for none).
@@ -58,8 +71,10 @@ static struct rs_hconn *before_read(struct rs_fd **e, int fd, int flags,
 	struct rs_hconn *h;
 
 	*err = 0;
-	if (!rs_hio_wanted(*e) || (h = rs_hconn_enter(*e)) == NULL)
+	if (!rs_hio_wanted(*e) || (h = rs_hconn_enter(*e)) == NULL) {
+		*err = pending_error(*e);
 		return NULL;
+	}
 	*err = settle(h, *e, fd, flags);
 	/* A reconnect made a new entry for fd (the same slot, or none). */
 	struct rs_fd *now = rs_fd_get(fd);

@@ -24,6 +24,7 @@
 #include "connect.h"
 #include "dest.h"
 #include "io.h"
+#include "io_block.h"
 #include "io_timeout.h"
 #include "log.h"
 #include "real.h"
@@ -33,6 +34,30 @@
 #include "stats.h"
 
 static void release(struct rs_fd *e);
+
+/*
+ * h->busy: no thread inside, one inside, or one inside while another
+ * thread's close forgot the entry, so that the one inside frees the state
+ * when it leaves (rs_hconn_drop()).
+ */
+enum { HCONN_IDLE, HCONN_HELD, HCONN_DROPPED };
+
+/* Takes h for the calling thread; false when another thread has it. */
+static bool hold(struct rs_fd *e, struct rs_hconn *h)
+{
+	int idle = HCONN_IDLE;
+
+	if (!__atomic_compare_exchange_n(&h->busy, &idle, HCONN_HELD, false,
+		__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return false;
+	h->fd_gen = rs_fd_gen(e);
+	return true;
+}
+
+bool rs_hconn_closed(const struct rs_fd *e, const struct rs_hconn *h)
+{
+	return rs_fd_gen(e) != h->fd_gen;
+}
 
 struct rs_hconn *rs_hconn_enter(struct rs_fd *e)
 {
@@ -53,7 +78,7 @@ struct rs_hconn *rs_hconn_enter(struct rs_fd *e)
 	}
 	if (h->m.phase == RS_HR_PASS)
 		return NULL;
-	if (__atomic_exchange_n(&h->busy, 1, __ATOMIC_ACQUIRE)) {
+	if (!hold(e, h)) {
 		h->conflict = true;
 		return NULL;
 	}
@@ -67,24 +92,31 @@ struct rs_hconn *rs_hconn_enter_wait(struct rs_fd *e, bool *busy)
 	*busy = false;
 	if (e->http_off || h == NULL || h->m.phase == RS_HR_PASS)
 		return NULL;
-	if (__atomic_exchange_n(&h->busy, 1, __ATOMIC_ACQUIRE)) {
+	if (!hold(e, h)) {
 		*busy = true;
 		return NULL;
 	}
 	return h;
 }
 
+static void free_state(struct rs_hconn *h)
+{
+	rs_hr_free(&h->m);
+	free(h);
+}
+
 void rs_hconn_leave(struct rs_fd *e, struct rs_hconn *h)
 {
 	(void)e;
 	if (h->orphan) {
-		rs_hr_free(&h->m);
-		free(h);
+		free_state(h);
 		return;
 	}
 	if (h->conflict)
 		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
-	__atomic_store_n(&h->busy, 0, __ATOMIC_RELEASE);
+	if (__atomic_exchange_n(&h->busy, HCONN_IDLE, __ATOMIC_ACQ_REL) ==
+	    HCONN_DROPPED)
+		free_state(h);
 }
 
 /* The table's release hook: a forgotten entry's state goes with it. */
@@ -93,39 +125,55 @@ static void release(struct rs_fd *e)
 	rs_hconn_drop(e);
 }
 
+/*
+ * A thread inside (blocked in one of the engine's waits, say, while
+ * another closes the descriptor) still uses h: it frees it when it
+ * leaves, and finds the descriptor closed (rs_hconn_closed()).
+ */
 void rs_hconn_drop(struct rs_fd *e)
 {
 	struct rs_hconn *h = e->http;
+	int held = HCONN_HELD;
 
 	e->http = NULL;
 	e->http_off = false;
-	if (h != NULL) {
-		rs_hr_free(&h->m);
-		free(h);
-	}
+	if (h == NULL || __atomic_compare_exchange_n(&h->busy, &held,
+	    HCONN_DROPPED, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	free_state(h);
 }
 
 /*
  * Waits until fd has `events`, or until the monotonic time `until`
- * (RS_NEVER: no limit).  Returns 1, 0 on timeout, or -errno.  Signals do
- * not end the wait: the program's handlers run, and the library's wait
- * for the response it is fetching goes on.
+ * (RS_NEVER: no limit).  Returns 1, 0 on timeout, or -errno.  own is the
+ * program's own socket timeout for the call (RS_NEVER: none): when it
+ * comes first the wait ends with -EAGAIN, as the kernel's blocking call
+ * would.  A signal ends the wait with -EINTR where the kernel's call would
+ * have been interrupted (a handler without SA_RESTART, or the program's
+ * own timeout set): a program's alarm() must still cut its read short.
+ * The engine's state stays where it was; the next read goes on from it.
+ * -EBADF: the descriptor was closed meanwhile (rs_hconn_closed()).
  */
-static int wait_fd(int fd, short events, int64_t until)
+static int wait_fd(const struct rs_fd *e, const struct rs_hconn *h, int fd,
+    short events, int64_t until, int64_t own)
 {
 	struct pollfd p = { .fd = fd, .events = events };
-	int64_t now;
+	int64_t now, end = rs_clock_min(until, own);
 	int r;
 
 	for (;;) {
+		if (rs_hconn_closed(e, h))
+			return -EBADF;
 		now = rs_clock_now_ms();
-		if (until != RS_NEVER && now >= until)
-			return 0;
-		r = rs_real_poll(&p, 1, rs_clock_remaining_ms(until, now));
+		if (end != RS_NEVER && now >= end)
+			return own <= until ? -EAGAIN : 0;
+		r = rs_real_poll(&p, 1, rs_clock_remaining_ms(end, now));
 		if (r > 0)
-			return 1;
+			return rs_hconn_closed(e, h) ? -EBADF : 1;
 		if (r < 0 && errno != EINTR)
 			return -errno;
+		if (r < 0 && (own != RS_NEVER || !rs_signals_restart()))
+			return -EINTR;
 	}
 }
 
@@ -156,7 +204,8 @@ static int timed_out(const struct rs_fd *e, bool out)
 }
 
 /* Sends p[0..n) whole, waiting for room as needed. */
-static int send_all(struct rs_fd *e, int fd, const char *p, size_t n)
+static int send_all(struct rs_fd *e, const struct rs_hconn *h, int fd,
+    const char *p, size_t n)
 {
 	ssize_t k;
 	int r;
@@ -173,7 +222,7 @@ static int send_all(struct rs_fd *e, int fd, const char *p, size_t n)
 			continue;
 		if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
 			return k == 0 ? -EPIPE : -errno;
-		r = wait_fd(fd, POLLOUT, write_until(e));
+		r = wait_fd(e, h, fd, POLLOUT, write_until(e), RS_NEVER);
 		if (r <= 0)
 			return r == 0 ? timed_out(e, true) : r;
 	}
@@ -185,14 +234,15 @@ static int send_all(struct rs_fd *e, int fd, const char *p, size_t n)
  * for them (Linux tcp_poll honours it), and the program's value is put
  * back at once.
  */
-static int wait_more(int fd, size_t have, int64_t until)
+static int wait_more(const struct rs_fd *e, const struct rs_hconn *h, int fd,
+    size_t have, int64_t until, int64_t own)
 {
 	int old = 1, want = (int)have + 1, r;
 	socklen_t len = sizeof(old);
 
 	rs_real_getsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &old, &len);
 	rs_real_setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &want, sizeof(want));
-	r = wait_fd(fd, POLLIN, until);
+	r = wait_fd(e, h, fd, POLLIN, until, own);
 	rs_real_setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &old, sizeof(old));
 	return r;
 }
@@ -347,6 +397,7 @@ int rs_hconn_reconnect(struct rs_fd *e, int fd, bool block)
 		return r < 0 ? r : -ECONNRESET;
 	}
 	e->http = h;
+	h->fd_gen = rs_fd_gen(e);	/* the connection this call made */
 	e->nonblocking = fl >= 0 && (fl & O_NONBLOCK);
 	return r;
 }
@@ -365,7 +416,8 @@ static int drain(struct rs_fd *e, struct rs_hconn *h, int fd)
 		if (n > 0)
 			rs_fd_touch(e, rs_clock_now_ms());
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			r = wait_fd(fd, POLLIN, read_until(e));
+			r = wait_fd(e, h, fd, POLLIN, read_until(e),
+			    h->own_until);
 			if (r < 0)
 				return r;
 			if (r > 0)
@@ -377,15 +429,13 @@ static int drain(struct rs_fd *e, struct rs_hconn *h, int fd)
 	return 0;
 }
 
-/* WAIT: sleeps, reconnects if needed, sends the request again. */
-static int resend(struct rs_fd *e, struct rs_hconn *h, int fd, int64_t wait)
+/* WAIT: reconnects if needed, sends the request again. */
+static int resend(struct rs_fd *e, struct rs_hconn *h, int fd)
 {
 	const char *p;
 	size_t len;
 	int r;
 
-	if (wait > 0)
-		wait_fd(-1, 0, rs_clock_after(rs_clock_now_ms(), wait));
 	h->reused = !h->m.reconnect;
 	if (h->m.reconnect) {
 		r = rs_hconn_reconnect(e, fd, true);
@@ -398,16 +448,49 @@ static int resend(struct rs_fd *e, struct rs_hconn *h, int fd, int64_t wait)
 	p = rs_hr_resend(&h->m, &len);
 	if (p == NULL)
 		return -ECONNRESET;
-	r = send_all(e, fd, p, len);
+	r = send_all(e, h, fd, p, len);
 	/* The server closed the idle connection: once more, on a new one. */
 	if (h->reused && (r == -EPIPE || r == -ECONNRESET) &&
 	    rs_hr_lost(&h->m)) {
 		h->reused = false;
-		return resend(e, h, fd, 0);
+		return resend(e, h, fd);
 	}
 	if (r < 0)
 		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
 	return r;
+}
+
+/*
+ * WAIT: sleeps `wait` ms before the resend.  A signal or the program's
+ * own timeout ends the sleep and the program's read (-EINTR, -EAGAIN);
+ * the phase stays WAIT with its time, and the next read finishes the
+ * retry (httpio.c: rs_hwait_finish()).
+ */
+static int backoff(const struct rs_fd *e, struct rs_hconn *h, int64_t wait)
+{
+	h->retry_at_ms = rs_clock_after(rs_clock_now_ms(), wait);
+	if (wait <= 0)
+		return 0;
+	int r = wait_fd(e, h, -1, 0, h->retry_at_ms, h->own_until);
+
+	return r < 0 ? r : 0;
+}
+
+/*
+ * A response to retry, while the rule allows: consumed, the wait slept
+ * out, the request sent again.  Returns 1, or -errno for the program.
+ */
+static int retry(struct rs_fd *e, struct rs_hconn *h, int fd)
+{
+	int64_t wait = rs_hconn_allow(e, h);
+	int r;
+
+	if (wait < 0)
+		return 1;
+	r = drain(e, h, fd);
+	if (r == 0)
+		r = backoff(e, h, wait);
+	return r < 0 ? r : resend(e, h, fd) < 0 ? -ECONNRESET : 1;
 }
 
 /* What a wait for the response came to: 0 (look again), or -errno. */
@@ -425,34 +508,43 @@ static int waited(const struct rs_fd *e, int r)
 static int judge(struct rs_fd *e, struct rs_hconn *h, int fd, bool may_fail,
     bool dontwait)
 {
-	int64_t until = read_until(e), wait;
+	int64_t until = read_until(e);
 	/* A blocking socket with no time limit blocks in the peek itself. */
 	bool block = !dontwait && !e->nonblocking && until == RS_NEVER;
 	ssize_t n = rs_real_recv(fd, h->buf, sizeof(h->buf),
 	    MSG_PEEK | (block ? 0 : MSG_DONTWAIT));
 	enum rs_hr_verdict v;
-	int r;
 
 	if (n < 0 && errno == EINTR)
-		return rs_signals_restart() ? 0 : -EINTR;
+		return h->own_until == RS_NEVER && rs_signals_restart() ? 0 :
+		    -EINTR;
 	/* The program's own SO_RCVTIMEO ended the wait: its timeout. */
 	if (n < 0 && block && (errno == EAGAIN || errno == EWOULDBLOCK))
 		return -EAGAIN;
-	if (n < 0 && errno == ECONNRESET && h->reused)
+	/* The peek took the socket's error from the kernel (sock_error()
+	   clears it): the program's read returns it, as it would have. */
+	int err = n < 0 ? errno : 0;
+
+	if (err == ECONNRESET && h->reused)
 		n = 0;	/* a reset idle connection: as an end of file */
-	if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
-		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);	/* the read says why */
-		return 1;
+	if (n < 0 && err != EAGAIN && err != EWOULDBLOCK) {
+		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
+		return -err;
 	}
 	if (n < 0) {
 		if (may_fail && (dontwait || e->nonblocking))
 			return -EAGAIN;
-		return waited(e, wait_fd(fd, POLLIN, until));
+		return waited(e, wait_fd(e, h, fd, POLLIN, until,
+		    h->own_until));
 	}
 	/* A resent request on a connection the server closed meanwhile. */
 	if (n == 0 && h->reused && rs_hr_lost(&h->m)) {
 		h->reused = false;
-		return resend(e, h, fd, 0) < 0 ? -ECONNRESET : 1;
+		return resend(e, h, fd) < 0 ? -ECONNRESET : 1;
+	}
+	if (err == ECONNRESET) {
+		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
+		return -err;
 	}
 	/* Bytes the last look had not seen: the socket was active. */
 	if ((size_t)n > h->m.judged)
@@ -460,16 +552,13 @@ static int judge(struct rs_fd *e, struct rs_hconn *h, int fd, bool may_fail,
 	v = rs_hr_judge(&h->m, h->buf, (size_t)n, n == sizeof(h->buf),
 	    n == 0, rs_clock_epoch_ms());
 	if (v == RS_HR_MORE)
-		return waited(e, wait_more(fd, (size_t)n, read_until(e)));
+		return waited(e, wait_more(e, h, fd, (size_t)n, read_until(e),
+		    h->own_until));
 	if (v == RS_HR_SHOW) {
 		rs_hconn_shown(e, h);
 		return 1;
 	}
-	wait = rs_hconn_allow(e, h);
-	if (wait < 0)
-		return 1;
-	r = drain(e, h, fd);
-	return r < 0 ? r : resend(e, h, fd, wait) < 0 ? -ECONNRESET : 1;
+	return retry(e, h, fd);
 }
 
 int rs_hconn_settle(struct rs_hconn *h, struct rs_fd *e, int fd,
@@ -478,6 +567,9 @@ int rs_hconn_settle(struct rs_hconn *h, struct rs_fd *e, int fd,
 	unsigned first = h->m.attempt;
 	int r;
 
+	/* The program's own SO_RCVTIMEO counts from the start of its call. */
+	h->own_until = dontwait || e->nonblocking ? RS_NEVER :
+	    rs_io_own_timeout(e, fd, false, rs_clock_now_ms());
 
 	/*
 	 * Each round judges, or retries once: bounded by attempts.  Once a
@@ -509,7 +601,7 @@ ssize_t rs_hconn_write(struct rs_hconn *h, struct rs_fd *e, int fd,
 		held = rs_hr_hold(&h->m, p, n, rnd, &flush);
 		if (flush) {
 			kept = rs_http_kept(&h->m.t, &len);
-			r = kept ? send_all(e, fd, kept, len) : 0;
+			r = kept ? send_all(e, h, fd, kept, len) : 0;
 			if (r < 0)
 				return r;
 		}

@@ -13,6 +13,7 @@
 #include "connect_step.h"
 #include "io_timeout.h"
 #include "real.h"
+#include "sigrestart.h"
 
 /* A phase step that moved on: run the next one. */
 #define AGAIN (-1)
@@ -110,7 +111,10 @@ static int await(struct rs_hconn *h, struct rs_fd *e, int fd, int64_t now,
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 		return want_in(e, now, next);
 	if (n < 0) {
-		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);	/* the read says why */
+		/* The peek took the socket's error from the kernel: the
+		   program's next read gets it (httpio.c), as it would have. */
+		__atomic_store_n(&h->pending_err, errno, __ATOMIC_RELEASE);
+		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
 		return RS_HW_NONE;
 	}
 	if (n == 0 && h->reused && rs_hr_lost(&h->m)) {
@@ -356,15 +360,22 @@ int rs_hwait_settle(struct rs_hconn *h, struct rs_fd *e, int fd)
 	return w == RS_HW_IN ? -EAGAIN : RS_HW_RESTEP;
 }
 
-/* Waits, for a blocking caller, for what the engine wants, until next. */
-static void block_for(int fd, enum rs_hw_want w, int64_t next)
+/*
+ * Waits, for a blocking caller, for what the engine wants, until next.
+ * Returns -EINTR when a signal interrupted it that the kernel would not
+ * have restarted the program's read after, else 0.
+ */
+static int block_for(int fd, enum rs_hw_want w, int64_t next)
 {
 	struct pollfd p = { .fd = w == RS_HW_TIMER ? -1 : fd,
 		.events = w == RS_HW_OUT ? POLLOUT : POLLIN };
 	int save = errno;
+	int n = rs_real_poll(&p, 1, rs_clock_remaining_ms(next,
+	    rs_clock_now_ms()));
+	bool intr = n < 0 && errno == EINTR && !rs_signals_restart();
 
-	rs_real_poll(&p, 1, rs_clock_remaining_ms(next, rs_clock_now_ms()));
 	errno = save;
+	return intr ? -EINTR : 0;
 }
 
 int rs_hwait_finish(struct rs_hconn *h, struct rs_fd *e, int fd)
@@ -379,7 +390,10 @@ int rs_hwait_finish(struct rs_hconn *h, struct rs_fd *e, int fd)
 		if (w == RS_HW_NONE || w == RS_HW_SHOW ||
 		    (w == RS_HW_IN && h->m.phase == RS_HR_AWAIT))
 			return 0;
-		block_for(fd, w, next);
+		if (block_for(fd, w, next) < 0)
+			return -EINTR;
+		if (rs_hconn_closed(e, h))
+			return -EBADF;
 		ready = 1;
 	}
 	return 0;

@@ -139,10 +139,11 @@ static const struct hw_case cases[] = {
 		.want_sent = GET GET, .want_data = R200, .retries = 1,
 	},
 	{
+		/* The kernel gives a socket's error once (the peek takes
+		   it): the engine keeps it for the program's read. */
 		.name = "an error in the peek: nothing hidden, the read says it",
 		.policy = HPOLICY("off"),
-		.steps = { SENT, PEEK_FAILS(ECONNRESET),
-			READ_FAILS(ECONNRESET) },
+		.steps = { SENT, PEEK_FAILS(ECONNRESET) },
 		.ops = { WRITE, STEP(1, RS_HW_NONE, -1), READS(-ECONNRESET) },
 		.want_sent = GET,
 	},
