@@ -84,5 +84,7 @@ echo "user-space instructions (callgrind Ir) per call, bare -> with the library"
 row pingpong_rw5s rw5s 2000 2 "$B/bench/pingpong"
 row pingpong_default default 2000 2 "$B/bench/pingpong"
 row pipe_unmanaged rw5s 20000 2 "$B/bench/fdio" pipe
+# sendmmsg + recvmmsg, half on a managed socket with nothing to time.
+row mmsg_default default 2000 4 "$B/bench/fdio" mmsg
 # connect + close; its in-process acceptor's accept and close included.
 row connect_close default 1000 1 "$B/bench/connects"

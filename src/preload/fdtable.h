@@ -157,6 +157,22 @@ void rs_fd_set_owner(void);
 void rs_fd_forget(int fd);
 
 /*
+ * Records whether the kernel holds the library's SO_RCVTIMEO (out false)
+ * or SO_SNDTIMEO (out true) for e (kt_ours, ktimeo.h), keeping the count
+ * rs_fd_kt_armed() returns.  Lock-free: each change of the flag counts
+ * once, whichever thread makes it.
+ */
+void rs_fd_kt_mark(struct rs_fd *e, int out, bool ours);
+
+/*
+ * How many entries have kt_ours set: exact, since forgetting an entry
+ * clears its flags too (the descriptor is closed, or no longer the
+ * library's to look after).  An exec looks at the table only when this is
+ * not 0.
+ */
+unsigned rs_fd_kt_armed(void);
+
+/*
  * Copies the state of from onto to (dup); to becomes managed likewise, and
  * both are marked shared.
  */

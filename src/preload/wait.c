@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "connect_events.h"
 #include "connect_step.h"
 #include "fdtable.h"
 #include "httpwait.h"
@@ -110,7 +111,10 @@ static size_t scan(const struct pollfd *fds, nfds_t n, struct watched *items,
 /*
  * Steps a pending connect and sets up what the kernel should watch for it:
  * POLLOUT during an attempt, nothing (a negative fd) during a backoff.
- * Returns false when the connect has finished.
+ * The program's own events are asked too: a socket in SYN_SENT reports
+ * none of them, and when the attempt connects the kernel's answer is the
+ * one a program without the library gets (data, or data and a reset, that
+ * came with the connection).  Returns false when the connect has finished.
  */
 static bool prepare_connect(struct watched *it, struct pollfd *p, int64_t now,
     int64_t *next)
@@ -121,7 +125,7 @@ static bool prepare_connect(struct watched *it, struct pollfd *p, int64_t now,
 		return false;
 	*next = rs_clock_min(*next, rs_connect_next_ms(it->e));
 	if (w == RS_WANT_WRITABLE) {
-		p->events = POLLOUT;
+		p->events = POLLOUT | it->events;
 		it->connecting = true;
 	} else {
 		p->fd = -1;
@@ -168,8 +172,8 @@ static void ready_item(struct watched *it, struct pollfd *p, int64_t now,
 		return;
 	st = rs_fd_state(e);
 	if (st == RS_FD_FAILED && e->final_error) {
-		it->report = rs_connect_revents(e) &
-		    (it->events | POLLERR | POLLHUP);
+		it->report = (short)rs_connect_failed_events(
+		    (uint16_t)it->events);
 		*zero = true;
 	} else if (st == RS_FD_CONNECTED) {
 		short want = it->events & (POLLIN | POLLOUT);
@@ -197,6 +201,23 @@ static void restore(struct pwait *w)
 }
 
 /*
+ * What the program sees of its connect that has just ended, given what
+ * the kernel reported in this round (got, for the events prepare_connect
+ * asked): a failure as the kernel reports one, a connection as the kernel
+ * reported it (asked again when it was found connected without an event).
+ */
+static short connect_end(const struct watched *it, short got)
+{
+	uint32_t ev = (uint16_t)it->events;
+
+	if (rs_fd_state(it->e) == RS_FD_FAILED)
+		return (short)rs_connect_failed_events(ev);
+	if (got)
+		return got & (it->events | POLLERR | POLLHUP);
+	return (short)rs_connect_kernel_events(it->fd, ev);
+}
+
+/*
  * Turns the kernel's answer for one item into what the program sees.  An
  * event on an attempt in flight, or its timeout, steps the connect; only
  * its end is reported.
@@ -216,8 +237,7 @@ static void translate_item(struct watched *it, struct pollfd *p, int64_t now)
 		if (rs_connect_step(it->fd, it->e, got != 0, now) !=
 		    RS_WANT_NOTHING)
 			return;
-		p->revents = rs_connect_revents(it->e) &
-		    (it->events | POLLERR | POLLHUP);
+		p->revents = connect_end(it, got);
 		return;
 	}
 	short io = it->events & (POLLIN | POLLOUT);
