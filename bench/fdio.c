@@ -1,16 +1,46 @@
 /*
  * fdio.c - reads and writes on descriptors the library does not manage.
  *
- *   fdio pipe|zero [COUNT]      (default 1000000)
+ *   fdio pipe|zero|mmsg [COUNT]      (default 1000000)
  *
  * pipe: COUNT 1-byte writes and reads through a pipe.  zero: COUNT 1-byte
  * reads from /dev/zero and writes to /dev/null.  One socket is connected
  * first (when a listener can be made), so that the library's descriptor
  * table is in use as in a real program.  Prints ns per read+write pair.
+ * mmsg: COUNT round trips of one byte over that connection, by sendmmsg
+ * and recvmmsg at both ends (the connecting end is the library's, the
+ * accepted end not): four calls each.
  */
 #include <fcntl.h>
 
 #include "bench.h"
+
+/* One message of one byte at b, for sendmmsg or recvmmsg. */
+static void one_byte(struct mmsghdr *m, struct iovec *v, char *b)
+{
+	*v = (struct iovec){ b, 1 };
+	memset(m, 0, sizeof(*m));
+	m->msg_hdr.msg_iov = v;
+	m->msg_hdr.msg_iovlen = 1;
+}
+
+/* count round trips c -> s -> c; returns the ns they took. */
+static long long mmsg(int c, int s, long count)
+{
+	struct mmsghdr m;
+	struct iovec v;
+	char b = 'x';
+	long long t0 = b_now_ns();
+
+	one_byte(&m, &v, &b);
+	for (long i = 0; i < count; i++)
+		if (sendmmsg(c, &m, 1, 0) != 1 ||
+		    recvmmsg(s, &m, 1, 0, NULL) != 1 ||
+		    sendmmsg(s, &m, 1, 0) != 1 ||
+		    recvmmsg(c, &m, 1, 0, NULL) != 1)
+			b_die("mmsg");
+	return b_now_ns() - t0;
+}
 
 int main(int argc, char **argv)
 {
@@ -21,6 +51,15 @@ int main(int argc, char **argv)
 	int in, out, p[2];
 	char b = 'x';
 
+	if (!strcmp(what, "mmsg")) {
+		int s = accept(l, NULL, NULL);
+
+		if (s < 0)
+			b_die("accept");
+		printf("fdio-mmsg %.1f ns/round trip\n",
+		    (double)mmsg(c, s, count) / count);
+		return 0;
+	}
 	if (!strcmp(what, "zero")) {
 		in = open("/dev/zero", O_RDONLY);
 		out = open("/dev/null", O_WRONLY);

@@ -127,6 +127,8 @@ row pingpong_default default 2000 2 "$B/bench/pingpong"
 # send, poll for the echo, read: libpq's pattern, per round trip.
 row poll_rt_rw5s rw5s 2000 1 "$B/bench/pingpong" poll
 row pipe_unmanaged rw5s 20000 2 "$B/bench/fdio" pipe
+# sendmmsg + recvmmsg, half on a managed socket with nothing to time.
+row mmsg_default default 2000 4 "$B/bench/fdio" mmsg
 # epoll_ctl ADD, MOD, DEL of a connected socket: per call.
 row epoll_ctl_rw5s rw5s 2000 3 "$B/bench/epollctl"
 row epoll_ctl_default default 2000 3 "$B/bench/epollctl"

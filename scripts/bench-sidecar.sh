@@ -83,3 +83,42 @@ done | awk -v n="$COUNT" -v pin="${pin:-unpinned}" '
 	  if (rp50 > dp50) printf "  HAProxy adds %.1fx what resolute adds (target >= 40x)\n", (hp50-dp50)/(rp50-dp50)
 	  else printf "  resolute adds nothing measurable at the median (HAProxy adds %.1f us)\n", (hp50-dp50)/k
 	}'
+
+# The same three inside one process, interleaved request by request
+# (http_rr mixed: raw system calls for direct and sidecar, libc's, the
+# library's, for the middle one), ROUNDS runs averaged; then the same
+# bare, where the middle one is direct again: the method's own error.
+# Separate runs differ by a few us at the median, as much as the library
+# adds; inside one process they share the load of every moment.
+# mixed PRE: "direct|library|sidecar p50 p90 p99 mean" averaged.
+mixed() {
+	round=0
+	while [ $round -lt "$ROUNDS" ]; do
+		round=$((round + 1))
+		# shellcheck disable=SC2086 # $1 and $pin are command prefixes
+		$1 $pin "$RR" mixed 127.0.0.1 "$port" 127.0.0.5 "$hport" "$COUNT"
+	done | awk '{ p50[$1] += $2; p90[$1] += $3; p99[$1] += $4; k[$1]++ }
+	    END { for (n in k) printf "%s %.2f %.2f %.2f\n", n, p50[n] / k[n],
+		p90[n] / k[n], p99[n] / k[n] }'
+}
+{ mixed "$lib" | sed 's/^/on /'; mixed env | sed 's/^/off /'; } | awk \
+    -v n="$COUNT" -v r="$ROUNDS" '
+	{ p50[$1 " " $2] = $3; p90[$1 " " $2] = $4; p99[$1 " " $2] = $5 }
+	function line(label, key, base) {
+	  printf "  %-24s %9.1f %9.1f %9.1f %11s\n", label, p50[key],
+	    p90[key], p99[key], base == "" ? "-" :
+	    sprintf("%+.1f us", p50[key] - p50[base])
+	}
+	END {
+	  printf "in one process, interleaved request by request: %d requests of each kind, x%d\n", n, r
+	  printf "  %-24s %9s %9s %9s %11s\n", "", "p50 us", "p90 us", "p99 us", "adds (p50)"
+	  line("direct", "on direct", "")
+	  line("direct + libresolute.so", "on library", "on direct")
+	  line("via HAProxy sidecar", "on sidecar", "on direct")
+	  line("bare: direct again", "off library", "off direct")
+	  lib = p50["on library"] - p50["on direct"]
+	  hap = p50["on sidecar"] - p50["on direct"]
+	  err = p50["off library"] - p50["off direct"]
+	  if (lib > 0) printf "  HAProxy adds %.1fx what resolute adds (target >= 40x); the method error bare is %+.1f us\n", hap / lib, err
+	  else printf "  resolute adds nothing measurable at the median (HAProxy adds %.1f us; method error %+.1f us)\n", hap, err
+	}'

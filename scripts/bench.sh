@@ -307,6 +307,19 @@ END {
 	print "an idle machine shows about " int(100 / (nl ? $12 : 1)) "%; more is other work):"
 	for (k = 1; k <= nl; k++) print load[k]
 }' "$tmp/calls" "$tmp/times"
+# The connect's added time inside one process (bench/connects.c "pairs":
+# blocks through the library alternate with blocks of raw system calls),
+# far less noisy than separate runs; bare, the same shows the method's
+# own error.
+if [ -z "${BENCH_ONLY:-}" ] || case "$BENCH_ONLY" in *connect*) true ;;
+    *) false ;; esac; then
+	echo "connect + close, added time in one process (library vs raw system calls, ABBA blocks):"
+	with default
+	# shellcheck disable=SC2086 # $pin and $PRE are command prefixes
+	printf '  with the library: %s\n' "$($PRE $pin "$B/bench/connects" 60000 pairs | cut -d' ' -f2-)"
+	# shellcheck disable=SC2086
+	printf '  bare (method error): %s\n' "$($pin "$B/bench/connects" 60000 pairs | cut -d' ' -f2-)"
+fi
 if [ -s "$tmp/detail" ]; then
 	echo "system calls per operation, by name (strace -c, unpinned; strace slows"
 	echo "the program, so a read may find data a real run would wait for):"

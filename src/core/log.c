@@ -87,7 +87,12 @@ static ino_t log_ino;
 static int open_log(void)
 {
 	struct stat st;
-	int fd = rs_sys_open(log_path, O_WRONLY | O_APPEND | O_CREAT, 0600);
+	/* O_NONBLOCK: opening a FIFO that has no reader would wait for one
+	   (while the library starts, holding every other thread's first
+	   call); it fails with ENXIO instead, and standard error is used.
+	   Writes then never wait for a FIFO's reader either. */
+	int fd = rs_sys_open(log_path, O_WRONLY | O_APPEND | O_CREAT |
+	    O_NONBLOCK, 0600);
 
 	if (fd < 0)
 		return fd;
@@ -333,6 +338,52 @@ static void write_line(const char *line, size_t len)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/*
+ * The lines rs_log_hold() holds back: only the holding thread touches
+ * them (one thread at a time, the one starting the library).
+ */
+#define HELD_BYTES 8192
+
+static __thread bool log_holding __attribute__((tls_model("initial-exec")));
+static char held[HELD_BYTES];
+static size_t held_len;
+static unsigned held_lost;
+
+void rs_log_hold(void)
+{
+	log_holding = true;
+}
+
+void rs_log_flush(void)
+{
+	size_t at = 0;
+
+	log_holding = false;
+	while (at < held_len) {
+		const char *nl = memchr(held + at, '\n', held_len - at);
+		size_t len = (size_t)(nl - (held + at)) + 1;
+
+		write_line(held + at, len);
+		at += len;
+	}
+	held_len = 0;
+	if (held_lost)
+		rs_log(RS_LOG_WARN, NULL, "%u start-up log lines dropped: "
+		    "too many", held_lost);
+	held_lost = 0;
+}
+
+/* Keeps a whole line (ending in a newline) for rs_log_flush(). */
+static void hold_line(const char *line, size_t len)
+{
+	if (len > sizeof(held) - held_len) {
+		held_lost++;
+		return;
+	}
+	memcpy(held + held_len, line, len);
+	held_len += len;
+}
+
 static const char journal_prio[] = { '3', '4', '6', '7' };
 
 void rs_log(enum rs_log_level level, const struct rs_log_fields *f,
@@ -367,6 +418,9 @@ void rs_log(enum rs_log_level level, const struct rs_log_fields *f,
 	if (pos >= sizeof(line) - 1)
 		pos = sizeof(line) - 2;
 	line[pos++] = '\n';
-	write_line(line, pos);
+	if (log_holding)
+		hold_line(line, pos);
+	else
+		write_line(line, pos);
 	errno = save;
 }

@@ -47,6 +47,19 @@ void rs_log_fork_child(void);
  */
 int rs_log_configure_from(bool secure, const char *(*get)(const char *));
 
+/*
+ * Holds back the calling thread's lines until rs_log_flush(): for a thread
+ * that holds a lock other threads wait for (the library's start-up), so
+ * that a log destination that blocks (a regular file on a mount that
+ * hangs, a terminal nobody reads) stalls that thread alone, and only once
+ * it has let go of the lock.  One thread at a time; lines past a few
+ * kilobytes are dropped, and counted when flushed.
+ */
+void rs_log_hold(void);
+
+/* Writes the lines held back by rs_log_hold() and stops holding them. */
+void rs_log_flush(void);
+
 /* Returns whether lines of this level are written. */
 bool rs_log_enabled(enum rs_log_level level);
 

@@ -59,10 +59,14 @@ static int64_t program_deadline(int fd)
  * until its logical connect ends (0), `until` passes (-EINPROGRESS), or a
  * signal interrupts a wait (-EINTR) -- except when there is no `until` and
  * every handler has SA_RESTART, where the kernel would restart the call.
+ * -EBADF: another thread closed the descriptor during a wait (the entry's
+ * generation moved on, fdtable.h); the number and its entry may be
+ * another connection's now, and neither may be touched again.
  */
 static int drive(int fd, struct rs_fd *e, int64_t until)
 {
 	int ready = 0, save = errno;
+	uint32_t gen = rs_fd_gen(e);
 
 	for (;;) {
 		int64_t now = rs_clock_now_ms();
@@ -72,6 +76,8 @@ static int drive(int fd, struct rs_fd *e, int64_t until)
 		if (now >= until)
 			return -EINPROGRESS;
 		ready = wait_blocking(fd, e, until);
+		if (rs_fd_gen(e) != gen)
+			return -EBADF;
 		if (ready == -EINTR && until == RS_NEVER &&
 		    rs_signals_restart()) {
 			errno = save;	/* the kernel would restart: go on */
@@ -91,7 +97,8 @@ int rs_connect_wait(int fd, struct rs_fd *e)
 	rs_real_fcntl(fd, F_SETFL, (uintptr_t)(flags | O_NONBLOCK));
 	int ret = drive(fd, e, RS_NEVER);
 
-	rs_real_fcntl(fd, F_SETFL, (uintptr_t)flags);
+	if (ret != -EBADF)
+		rs_real_fcntl(fd, F_SETFL, (uintptr_t)flags);
 	return ret;
 }
 
@@ -100,6 +107,8 @@ int rs_connect_run_blocking(int fd, struct rs_fd *e, int flags)
 	rs_real_fcntl(fd, F_SETFL, (uintptr_t)(flags | O_NONBLOCK));
 	int ret = drive(fd, e, program_deadline(fd));
 
+	if (ret == -EBADF)
+		return ret;
 	if (ret == 0)
 		ret = rs_fd_state(e) == RS_FD_CONNECTED ? 0 : -e->final_error;
 	e->blocking_interrupted = ret == -EINTR || ret == -EINPROGRESS;

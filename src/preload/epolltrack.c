@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include "clock.h"
+#include "connect_events.h"
 #include "connect_step.h"
 #include "fdtable.h"
 #include "httpwait.h"
@@ -62,7 +63,7 @@ static uint32_t report_failure(struct rs_ept_instance *i,
 		rs_epi_pend(i, r);
 	else
 		rs_epi_unpend(i, r);
-	return (r->events & EPOLLOUT) | EPOLLERR | EPOLLHUP;
+	return rs_connect_failed_events(r->events);
 }
 
 /*
@@ -74,7 +75,7 @@ static uint32_t report_failure(struct rs_ept_instance *i,
 static uint32_t report_connected(struct rs_ept_instance *i,
     struct rs_ept_record *r)
 {
-	uint32_t rev = r->events & EPOLLOUT;
+	uint32_t rev = rs_connect_kernel_events(r->fd, r->events);
 
 	if (rev && (r->events & EPOLLONESHOT)) {
 		r->disarmed = true;

@@ -140,6 +140,32 @@ static void release_http(struct rs_fd *e)
 		fn(e);
 }
 
+static unsigned kt_armed;
+
+void rs_fd_kt_mark(struct rs_fd *e, int out, bool ours)
+{
+	if (__atomic_exchange_n(&e->kt_ours[out], ours, __ATOMIC_RELAXED) !=
+	    ours)
+		__atomic_add_fetch(&kt_armed, ours ? 1u : -1u,
+		    __ATOMIC_RELAXED);
+}
+
+unsigned rs_fd_kt_armed(void)
+{
+	return __atomic_load_n(&kt_armed, __ATOMIC_RELAXED);
+}
+
+/* An entry that ends (forgotten, or claimed again) is counted no more.
+   Most entries never had the flags: two loads and one test then. */
+static inline void kt_drop(struct rs_fd *e)
+{
+	if (__builtin_expect(__atomic_load_n(&e->kt_ours[0], __ATOMIC_RELAXED) |
+	    __atomic_load_n(&e->kt_ours[1], __ATOMIC_RELAXED), 0)) {
+		rs_fd_kt_mark(e, 0, false);
+		rs_fd_kt_mark(e, 1, false);
+	}
+}
+
 struct rs_fd *rs_fd_claim(int fd)
 {
 	if ((unsigned)fd >= RS_FD_MAX || !owned_here())
@@ -159,7 +185,9 @@ struct rs_fd *rs_fd_claim(int fd)
 	 * (rs_fd_forget, rs_fd_set_state) does; ThreadSanitizer saw the race.
 	 */
 	(void)__atomic_exchange_n(&e->state, RS_FD_NONE, __ATOMIC_ACQ_REL);
+	__atomic_add_fetch(&e->gen, 1, __ATOMIC_RELEASE);
 	release_http(e);
+	kt_drop(e);
 	/* The host name is a string: its first byte empties it, and the
 	   other 255 (half the entry) need not be cleared on every connect. */
 	memset((char *)e + offsetof(struct rs_fd, settings), 0,
@@ -198,6 +226,8 @@ void rs_fd_forget(int fd)
 	 * overwrites the entry, so a read of it after the store would race.
 	 */
 	release_http(e);
+	kt_drop(e);
+	__atomic_add_fetch(&e->gen, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&e->state, RS_FD_NONE, __ATOMIC_RELEASE);
 }
 
@@ -243,6 +273,12 @@ void rs_fd_copy(int from, int to)
 	/* Two descriptors of one connection: HTTP is no longer followed. */
 	dst->http = NULL;
 	src->http_off = dst->http_off = true;
+	/* A flag the copy brought is the copy's, and counted so. */
+	for (int out = 0; out < 2; out++)
+		if (dst->kt_ours[out]) {
+			dst->kt_ours[out] = false;
+			rs_fd_kt_mark(dst, out, true);
+		}
 	rs_fd_unlock(src);
 	rs_fd_set_state(dst, st);
 }

@@ -41,6 +41,7 @@ struct rs_hconn;
 struct rs_fd {
 	uint32_t state;			/* enum rs_fd_state, atomic */
 	uint32_t lock;			/* spin lock, see rs_fd_lock() */
+	uint32_t gen;			/* see rs_fd_gen(); kept by a claim */
 	/* What every read and write asks comes first, in one cache line. */
 	const struct rs_settings *settings;	/* never NULL when managed */
 	const struct rs_rule *rule;	/* NULL: the defaults */
@@ -104,8 +105,22 @@ static inline struct rs_fd *rs_fd_get(int fd)
 }
 
 /*
+ * The generation of entry e: it changes each time the descriptor is
+ * forgotten (a close) or its entry claimed anew (a connect, a dup onto
+ * the number).  A call that may wait records it before its first try and
+ * compares it after each wait, before it uses the number again: another
+ * thread may have closed the descriptor meanwhile and made another on the
+ * same number, whose bytes and entry are not the call's.
+ */
+static inline uint32_t rs_fd_gen(const struct rs_fd *e)
+{
+	return __atomic_load_n(&e->gen, __ATOMIC_ACQUIRE);
+}
+
+/*
  * Returns the entry for fd, creating its chunk if needed, zeroed and still
- * RS_FD_NONE; NULL when fd is out of range or memory is short.
+ * RS_FD_NONE (its generation moved on); NULL when fd is out of range or
+ * memory is short.
  */
 struct rs_fd *rs_fd_claim(int fd);
 
@@ -140,6 +155,22 @@ void rs_fd_set_owner(void);
 
 /* Marks fd unmanaged (close, reuse of the number). */
 void rs_fd_forget(int fd);
+
+/*
+ * Records whether the kernel holds the library's SO_RCVTIMEO (out false)
+ * or SO_SNDTIMEO (out true) for e (kt_ours, ktimeo.h), keeping the count
+ * rs_fd_kt_armed() returns.  Lock-free: each change of the flag counts
+ * once, whichever thread makes it.
+ */
+void rs_fd_kt_mark(struct rs_fd *e, int out, bool ours);
+
+/*
+ * How many entries have kt_ours set: exact, since forgetting an entry
+ * clears its flags too (the descriptor is closed, or no longer the
+ * library's to look after).  An exec looks at the table only when this is
+ * not 0.
+ */
+unsigned rs_fd_kt_armed(void);
 
 /*
  * Copies the state of from onto to (dup); to becomes managed likewise, and

@@ -33,79 +33,6 @@
 #include "runtime.h"
 #include "stats.h"
 
-static void release(struct rs_fd *e);
-
-struct rs_hconn *rs_hconn_enter(struct rs_fd *e)
-{
-	struct rs_hconn *h = e->http;
-
-	if (e->http_off || (h == NULL && !e->settings->http.enabled))
-		return NULL;
-	if (h == NULL) {
-		h = calloc(1, sizeof(*h));
-		if (h == NULL) {
-			e->http_off = true;
-			return NULL;
-		}
-		rs_hr_init(&h->m, &e->settings->http, NULL);
-		__atomic_store_n(&rs_fd_http_release, release,
-		    __ATOMIC_RELEASE);
-		e->http = h;
-	}
-	if (h->m.phase == RS_HR_PASS)
-		return NULL;
-	if (__atomic_exchange_n(&h->busy, 1, __ATOMIC_ACQUIRE)) {
-		h->conflict = true;
-		return NULL;
-	}
-	return h;
-}
-
-struct rs_hconn *rs_hconn_enter_wait(struct rs_fd *e, bool *busy)
-{
-	struct rs_hconn *h = e->http;
-
-	*busy = false;
-	if (e->http_off || h == NULL || h->m.phase == RS_HR_PASS)
-		return NULL;
-	if (__atomic_exchange_n(&h->busy, 1, __ATOMIC_ACQUIRE)) {
-		*busy = true;
-		return NULL;
-	}
-	return h;
-}
-
-void rs_hconn_leave(struct rs_fd *e, struct rs_hconn *h)
-{
-	(void)e;
-	if (h->orphan) {
-		rs_hr_free(&h->m);
-		free(h);
-		return;
-	}
-	if (h->conflict)
-		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
-	__atomic_store_n(&h->busy, 0, __ATOMIC_RELEASE);
-}
-
-/* The table's release hook: a forgotten entry's state goes with it. */
-static void release(struct rs_fd *e)
-{
-	rs_hconn_drop(e);
-}
-
-void rs_hconn_drop(struct rs_fd *e)
-{
-	struct rs_hconn *h = e->http;
-
-	e->http = NULL;
-	e->http_off = false;
-	if (h != NULL) {
-		rs_hr_free(&h->m);
-		free(h);
-	}
-}
-
 /*
  * Waits until fd has `events`, or until the monotonic time `until`
  * (RS_NEVER: no limit).  Returns 1, 0 on timeout, or -errno.  own is the
@@ -115,20 +42,24 @@ void rs_hconn_drop(struct rs_fd *e)
  * have been interrupted (a handler without SA_RESTART, or the program's
  * own timeout set): a program's alarm() must still cut its read short.
  * The engine's state stays where it was; the next read goes on from it.
+ * -EBADF: the descriptor was closed meanwhile (rs_hconn_closed()).
  */
-static int wait_fd(int fd, short events, int64_t until, int64_t own)
+static int wait_fd(const struct rs_fd *e, const struct rs_hconn *h, int fd,
+    short events, int64_t until, int64_t own)
 {
 	struct pollfd p = { .fd = fd, .events = events };
 	int64_t now, end = rs_clock_min(until, own);
 	int r;
 
 	for (;;) {
+		if (rs_hconn_closed(e, h))
+			return -EBADF;
 		now = rs_clock_now_ms();
 		if (end != RS_NEVER && now >= end)
 			return own <= until ? -EAGAIN : 0;
 		r = rs_real_poll(&p, 1, rs_clock_remaining_ms(end, now));
 		if (r > 0)
-			return 1;
+			return rs_hconn_closed(e, h) ? -EBADF : 1;
 		if (r < 0 && errno != EINTR)
 			return -errno;
 		if (r < 0 && (own != RS_NEVER || !rs_signals_restart()))
@@ -163,7 +94,8 @@ static int timed_out(const struct rs_fd *e, bool out)
 }
 
 /* Sends p[0..n) whole, waiting for room as needed. */
-static int send_all(struct rs_fd *e, int fd, const char *p, size_t n)
+static int send_all(struct rs_fd *e, const struct rs_hconn *h, int fd,
+    const char *p, size_t n)
 {
 	ssize_t k;
 	int r;
@@ -180,7 +112,7 @@ static int send_all(struct rs_fd *e, int fd, const char *p, size_t n)
 			continue;
 		if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
 			return k == 0 ? -EPIPE : -errno;
-		r = wait_fd(fd, POLLOUT, write_until(e), RS_NEVER);
+		r = wait_fd(e, h, fd, POLLOUT, write_until(e), RS_NEVER);
 		if (r <= 0)
 			return r == 0 ? timed_out(e, true) : r;
 	}
@@ -192,14 +124,15 @@ static int send_all(struct rs_fd *e, int fd, const char *p, size_t n)
  * for them (Linux tcp_poll honours it), and the program's value is put
  * back at once.
  */
-static int wait_more(int fd, size_t have, int64_t until, int64_t own)
+static int wait_more(const struct rs_fd *e, const struct rs_hconn *h, int fd,
+    size_t have, int64_t until, int64_t own)
 {
 	int old = 1, want = (int)have + 1, r;
 	socklen_t len = sizeof(old);
 
 	rs_real_getsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &old, &len);
 	rs_real_setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &want, sizeof(want));
-	r = wait_fd(fd, POLLIN, until, own);
+	r = wait_fd(e, h, fd, POLLIN, until, own);
 	rs_real_setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &old, sizeof(old));
 	return r;
 }
@@ -354,6 +287,7 @@ int rs_hconn_reconnect(struct rs_fd *e, int fd, bool block)
 		return r < 0 ? r : -ECONNRESET;
 	}
 	e->http = h;
+	h->fd_gen = rs_fd_gen(e);	/* the connection this call made */
 	e->nonblocking = fl >= 0 && (fl & O_NONBLOCK);
 	return r;
 }
@@ -372,7 +306,8 @@ static int drain(struct rs_fd *e, struct rs_hconn *h, int fd)
 		if (n > 0)
 			rs_fd_touch(e, rs_clock_now_ms());
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			r = wait_fd(fd, POLLIN, read_until(e), h->own_until);
+			r = wait_fd(e, h, fd, POLLIN, read_until(e),
+			    h->own_until);
 			if (r < 0)
 				return r;
 			if (r > 0)
@@ -403,7 +338,7 @@ static int resend(struct rs_fd *e, struct rs_hconn *h, int fd)
 	p = rs_hr_resend(&h->m, &len);
 	if (p == NULL)
 		return -ECONNRESET;
-	r = send_all(e, fd, p, len);
+	r = send_all(e, h, fd, p, len);
 	/* The server closed the idle connection: once more, on a new one. */
 	if (h->reused && (r == -EPIPE || r == -ECONNRESET) &&
 	    rs_hr_lost(&h->m)) {
@@ -421,12 +356,12 @@ static int resend(struct rs_fd *e, struct rs_hconn *h, int fd)
  * the phase stays WAIT with its time, and the next read finishes the
  * retry (httpio.c: rs_hwait_finish()).
  */
-static int backoff(struct rs_hconn *h, int64_t wait)
+static int backoff(const struct rs_fd *e, struct rs_hconn *h, int64_t wait)
 {
 	h->retry_at_ms = rs_clock_after(rs_clock_now_ms(), wait);
 	if (wait <= 0)
 		return 0;
-	int r = wait_fd(-1, 0, h->retry_at_ms, h->own_until);
+	int r = wait_fd(e, h, -1, 0, h->retry_at_ms, h->own_until);
 
 	return r < 0 ? r : 0;
 }
@@ -444,7 +379,7 @@ static int retry(struct rs_fd *e, struct rs_hconn *h, int fd)
 		return 1;
 	r = drain(e, h, fd);
 	if (r == 0)
-		r = backoff(h, wait);
+		r = backoff(e, h, wait);
 	return r < 0 ? r : resend(e, h, fd) < 0 ? -ECONNRESET : 1;
 }
 
@@ -489,7 +424,8 @@ static int judge(struct rs_fd *e, struct rs_hconn *h, int fd, bool may_fail,
 	if (n < 0) {
 		if (may_fail && (dontwait || e->nonblocking))
 			return -EAGAIN;
-		return waited(e, wait_fd(fd, POLLIN, until, h->own_until));
+		return waited(e, wait_fd(e, h, fd, POLLIN, until,
+		    h->own_until));
 	}
 	/* A resent request on a connection the server closed meanwhile. */
 	if (n == 0 && h->reused && rs_hr_lost(&h->m)) {
@@ -506,7 +442,7 @@ static int judge(struct rs_fd *e, struct rs_hconn *h, int fd, bool may_fail,
 	v = rs_hr_judge(&h->m, h->buf, (size_t)n, n == sizeof(h->buf),
 	    n == 0, rs_clock_epoch_ms());
 	if (v == RS_HR_MORE)
-		return waited(e, wait_more(fd, (size_t)n, read_until(e),
+		return waited(e, wait_more(e, h, fd, (size_t)n, read_until(e),
 		    h->own_until));
 	if (v == RS_HR_SHOW) {
 		rs_hconn_shown(e, h);
@@ -555,7 +491,7 @@ ssize_t rs_hconn_write(struct rs_hconn *h, struct rs_fd *e, int fd,
 		held = rs_hr_hold(&h->m, p, n, rnd, &flush);
 		if (flush) {
 			kept = rs_http_kept(&h->m.t, &len);
-			r = kept ? send_all(e, fd, kept, len) : 0;
+			r = kept ? send_all(e, h, fd, kept, len) : 0;
 			if (r < 0)
 				return r;
 		}

@@ -36,7 +36,8 @@
 struct rs_hconn {
 	struct rs_hr m;
 	uint32_t prev_wait_ms;		/* decorrelated jitter */
-	int busy;			/* a thread is inside (atomic) */
+	int busy;			/* HCONN_IDLE, _HELD, _DROPPED (atomic) */
+	uint32_t fd_gen;		/* the entry's generation when entered */
 	bool conflict;			/* another one came meanwhile */
 	bool orphan;			/* its descriptor is no longer managed */
 	bool reused;			/* the last resend reused the connection */
@@ -87,6 +88,14 @@ ssize_t rs_hconn_write(struct rs_hconn *h, struct rs_fd *e, int fd,
  * set and NULL returned.
  */
 struct rs_hconn *rs_hconn_enter_wait(struct rs_fd *e, bool *busy);
+
+/*
+ * Whether the descriptor was closed since h was entered: another thread
+ * closed it while this one waited in the engine, and the number may be
+ * another socket's now, its entry another connection's.  The waiting call
+ * ends with EBADF and leaves h (which the close left to it to free).
+ */
+bool rs_hconn_closed(const struct rs_fd *e, const struct rs_hconn *h);
 
 /*
  * A RETRY verdict: asks the deadline and the retry budget, logs and

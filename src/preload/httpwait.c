@@ -392,6 +392,8 @@ int rs_hwait_finish(struct rs_hconn *h, struct rs_fd *e, int fd)
 			return 0;
 		if (block_for(fd, w, next) < 0)
 			return -EINTR;
+		if (rs_hconn_closed(e, h))
+			return -EBADF;
 		ready = 1;
 	}
 	return 0;

@@ -26,7 +26,24 @@
 #include "ktimeo.h"
 #include "real.h"
 #include "resolve.h"
+#include "vfork.h"
 #include "wait.h"
+
+/*
+ * A vfork child runs on its parent's memory with a descriptor table of its
+ * own (vfork.h): its close(), dup2() or socket() change its table, not the
+ * parent's, so they must leave alone every record the library keeps of the
+ * parent's descriptors -- the epoll records, the HTTP trackers, the
+ * plain-socket bits and the descriptor table.  (A child's close() of a
+ * socket the parent waited on in epoll made the parent's wait forget it:
+ * its read_timeout never came.)  Seen on x86-64, where the library's own
+ * vfork() marks the child; elsewhere the descriptor table alone is kept
+ * apart, by the pid (fdtable.c).
+ */
+static inline bool vfork_child(void)
+{
+	return __builtin_expect(rs_vfork_child(), 0);
+}
 
 /* The fortified waits, which _FORTIFY_SOURCE builds call. */
 int __poll_chk(struct pollfd *fds, nfds_t n, int timeout_ms, size_t fdslen);
@@ -56,7 +73,7 @@ EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len)
 /* A new descriptor may reuse the number of one closed behind our back. */
 static int fresh(int fd)
 {
-	if (fd >= 0) {
+	if (fd >= 0 && !vfork_child()) {
 		rs_born_forget(fd);
 		rs_fd_forget(fd);
 		rs_wait_fd_reused(fd);
@@ -77,7 +94,8 @@ EXPORT int socket(int domain, int type, int protocol)
 {
 	int fd = fresh(rs_real_socket(domain, type, protocol));
 
-	rs_born_note(fd, domain, type);
+	if (!vfork_child())
+		rs_born_note(fd, domain, type);
 	return fd;
 }
 
@@ -104,6 +122,8 @@ EXPORT int accept4(int fd, struct sockaddr *sa, socklen_t *len, int flags)
 
 EXPORT int close(int fd)
 {
+	if (vfork_child())
+		return rs_real_close(fd);
 	/* Also for unmanaged fds: they may be epoll fds or recorded sockets. */
 	rs_wait_fd_closed(fd);
 	rs_born_forget(fd);
@@ -115,6 +135,8 @@ EXPORT int close(int fd)
 
 EXPORT int close_range(unsigned first, unsigned last, int flags)
 {
+	if (vfork_child())
+		return rs_real_close_range(first, last, flags);
 	if (!(flags & CLOSE_RANGE_CLOEXEC))
 		rs_wait_fd_range_closed(first, last);
 	int r = rs_real_close_range(first, last, flags);
@@ -139,6 +161,13 @@ static int copied(int from, int to)
 
 	if (to < 0)
 		return to;
+	/* A vfork child's copy is of a socket the parent shares: its
+	   timeouts go back too, if from still names the entry's socket. */
+	if (vfork_child()) {
+		if ((e = rs_fd_get(from)) && rs_fd_same_socket(e, from))
+			rs_ktimeo_release(e, from);
+		return to;
+	}
 	/* Either copy may change the flags or options of both. */
 	rs_born_forget(from);
 	rs_born_forget(to);
@@ -157,14 +186,14 @@ EXPORT int dup(int fd)
 /* dup2 and dup3 close fd2 first when it is open. */
 EXPORT int dup2(int fd, int fd2)
 {
-	if (fd != fd2)
+	if (fd != fd2 && !vfork_child())
 		rs_wait_fd_closed(fd2);
 	return copied(fd, rs_real_dup2(fd, fd2));
 }
 
 EXPORT int dup3(int fd, int fd2, int flags)
 {
-	if (fd != fd2)
+	if (fd != fd2 && !vfork_child())
 		rs_wait_fd_closed(fd2);
 	return copied(fd, rs_real_dup3(fd, fd2, flags));
 }

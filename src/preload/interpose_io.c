@@ -73,6 +73,17 @@ static inline __attribute__((always_inline)) bool engine_only(
 	    rs_httpconn_get(fd) == NULL;
 }
 
+/*
+ * plain() for recvmmsg and sendmmsg, which no HTTP tracker follows (a
+ * connection that uses them passes through: httpio.h), so the tracker
+ * need not be asked.
+ */
+static inline __attribute__((always_inline)) bool mmsg_plain(
+    const struct rs_fd *e)
+{
+	return __builtin_expect(e == NULL || rs_io_plain(e), 1);
+}
+
 /* ---- the slow halves ---- */
 
 SLOW ssize_t read_slow(struct rs_fd *e, int fd, void *buf, size_t n)
@@ -145,15 +156,24 @@ SLOW ssize_t recvmsg_slow(struct rs_fd *e, int fd, struct msghdr *msg,
 	    rs_io_iov_total(msg->msg_iov, (int)msg->msg_iovlen), flags, r);
 }
 
-EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned n, int flags,
-    struct timespec *tmo)
+SLOW int recvmmsg_slow(struct rs_fd *e, int fd, struct mmsghdr *v,
+    unsigned n, int flags, struct timespec *tmo)
 {
-	struct rs_fd *e = managed(fd);
-
+	e = acting(e);
 	if (e && rs_hio_wanted(e))
 		rs_hio_untracked(e);
 	return e ? LIBC_RET(rs_io_recvmmsg(e, fd, v, n, flags, tmo)) :
 	    rs_real_recvmmsg(fd, v, n, flags, tmo);
+}
+
+EXPORT HOT int recvmmsg(int fd, struct mmsghdr *v, unsigned n, int flags,
+    struct timespec *tmo)
+{
+	struct rs_fd *e = rs_fd_get(fd);
+
+	if (mmsg_plain(e))
+		return rs_realfast_recvmmsg(fd, v, n, flags, tmo);
+	return recvmmsg_slow(e, fd, v, n, flags, tmo);
 }
 
 SLOW ssize_t write_slow(struct rs_fd *e, int fd, const void *buf, size_t n)
@@ -222,14 +242,23 @@ SLOW ssize_t sendmsg_slow(struct rs_fd *e, int fd, const struct msghdr *msg,
 	    rs_real_sendmsg(fd, msg, flags);
 }
 
-EXPORT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
+SLOW int sendmmsg_slow(struct rs_fd *e, int fd, struct mmsghdr *v,
+    unsigned n, int flags)
 {
-	struct rs_fd *e = managed(fd);
-
+	e = acting(e);
 	if (e && rs_hio_wanted(e))
 		rs_hio_untracked(e);
 	return e ? LIBC_RET(rs_io_sendmmsg(e, fd, v, n, flags)) :
 	    rs_real_sendmmsg(fd, v, n, flags);
+}
+
+EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
+{
+	struct rs_fd *e = rs_fd_get(fd);
+
+	if (mmsg_plain(e))
+		return rs_realfast_sendmmsg(fd, v, n, flags);
+	return sendmmsg_slow(e, fd, v, n, flags);
 }
 
 /*

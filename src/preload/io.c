@@ -115,16 +115,27 @@ static inline bool no_longer_socket(int fd, ssize_t r)
 }
 
 /*
+ * A blocking call's first try: whether the kernel times it, and the
+ * entry's generation before it, which the slow path compares after each
+ * wait (rs_fd_gen()).
+ */
+struct first_try {
+	bool kt;
+	uint32_t gen;
+};
+
+/*
  * The flags of a blocking call's first try: the program's own when the
  * kernel can time the wait (ktimeo.h: the steady state, no extra system
  * call), else with MSG_DONTWAIT, the slow path following if it would
  * block.  *kt says which.
  */
 static inline int first_flags(struct rs_fd *e, int fd, bool out, int flags,
-    bool *kt)
+    struct first_try *t)
 {
-	*kt = rs_ktimeo_arm(e, fd, out, flags);
-	return *kt ? flags : flags | MSG_DONTWAIT;
+	t->gen = rs_fd_gen(e);
+	t->kt = rs_ktimeo_arm(e, fd, out, flags);
+	return t->kt ? flags : flags | MSG_DONTWAIT;
 }
 
 /*
@@ -152,11 +163,11 @@ HOT ssize_t rs_io_read(struct rs_fd *e, int fd, void *buf, size_t n)
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e, rs_realfast_read(fd, buf, n));
 	/* On a connected stream socket, read is recv with no flags. */
-	bool kt = false;
+	struct first_try ft = { false, 0 };
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_recv(fd, buf, n,
-	    first_flags(e, fd, false, 0, &kt)));
+	    first_flags(e, fd, false, 0, &ft)));
 
-	if (kernel_timed_final(e, false, kt, &r))
+	if (kernel_timed_final(e, false, ft.kt, &r))
 		return r;
 
 	if (no_longer_socket(fd, r))
@@ -165,7 +176,7 @@ HOT ssize_t rs_io_read(struct rs_fd *e, int fd, void *buf, size_t n)
 		return rs_io_touched(e, r);
 	struct iovec v = { buf, n };
 
-	return rs_io_read_rest(e, fd, &v, 1, 0, NULL, r);
+	return rs_io_read_rest(e, fd, &v, 1, 0, NULL, r, ft.gen);
 }
 
 HOT ssize_t rs_io_readv(struct rs_fd *e, int fd, const struct iovec *iov,
@@ -179,18 +190,18 @@ HOT ssize_t rs_io_readv(struct rs_fd *e, int fd, const struct iovec *iov,
 		return REAL_CALL(path, e, rs_realfast_readv(fd, iov, cnt));
 	struct msghdr m = { .msg_iov = (struct iovec *)iov,
 		.msg_iovlen = cnt > 0 ? (size_t)cnt : 0 };
-	bool kt = false;
+	struct first_try ft = { false, 0 };
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_recvmsg(fd, &m,
-	    first_flags(e, fd, false, 0, &kt)));
+	    first_flags(e, fd, false, 0, &ft)));
 
-	if (kernel_timed_final(e, false, kt, &r))
+	if (kernel_timed_final(e, false, ft.kt, &r))
 		return r;
 
 	if (no_longer_socket(fd, r))
 		return RS_NEG_ERRNO(rs_realfast_readv(fd, iov, cnt));
 	if (first_try_settles(r, 0, 0))
 		return rs_io_touched(e, r);
-	return rs_io_read_rest(e, fd, iov, cnt, 0, NULL, r);
+	return rs_io_read_rest(e, fd, iov, cnt, 0, NULL, r, ft.gen);
 }
 
 HOT ssize_t rs_io_recv(struct rs_fd *e, int fd, void *buf, size_t n,
@@ -202,18 +213,18 @@ HOT ssize_t rs_io_recv(struct rs_fd *e, int fd, void *buf, size_t n,
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e, rs_realfast_recv(fd, buf, n, flags));
-	bool kt = false;
+	struct first_try ft = { false, 0 };
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_recv(fd, buf, n,
-	    first_flags(e, fd, false, flags, &kt)));
+	    first_flags(e, fd, false, flags, &ft)));
 
-	if (kernel_timed_final(e, false, kt, &r))
+	if (kernel_timed_final(e, false, ft.kt, &r))
 		return r;
 
 	if (first_try_settles(r, n, flags))
 		return rs_io_touched(e, r);
 	struct iovec v = { buf, n };
 
-	return rs_io_read_rest(e, fd, &v, 1, flags, NULL, r);
+	return rs_io_read_rest(e, fd, &v, 1, flags, NULL, r, ft.gen);
 }
 
 HOT ssize_t rs_io_recvfrom(struct rs_fd *e, int fd, void *buf, size_t n,
@@ -226,11 +237,11 @@ HOT ssize_t rs_io_recvfrom(struct rs_fd *e, int fd, void *buf, size_t n,
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e,
 		    rs_realfast_recvfrom(fd, buf, n, flags, sa, len));
-	bool kt = false;
+	struct first_try ft = { false, 0 };
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_recvfrom(fd, buf, n,
-	    first_flags(e, fd, false, flags, &kt), sa, len));
+	    first_flags(e, fd, false, flags, &ft), sa, len));
 
-	if (kernel_timed_final(e, false, kt, &r))
+	if (kernel_timed_final(e, false, ft.kt, &r))
 		return r;
 
 	if (first_try_settles(r, n, flags))
@@ -238,7 +249,7 @@ HOT ssize_t rs_io_recvfrom(struct rs_fd *e, int fd, void *buf, size_t n,
 	struct iovec v = { buf, n };
 	struct msghdr m = { .msg_name = sa, .msg_namelen = len ? *len : 0 };
 
-	r = rs_io_read_rest(e, fd, &v, 1, flags, sa && len ? &m : NULL, r);
+	r = rs_io_read_rest(e, fd, &v, 1, flags, sa && len ? &m : NULL, r, ft.gen);
 	if (r >= 0 && sa && len)
 		*len = m.msg_namelen;
 	return r;
@@ -253,18 +264,18 @@ HOT ssize_t rs_io_recvmsg(struct rs_fd *e, int fd, struct msghdr *msg,
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e, rs_realfast_recvmsg(fd, msg, flags));
-	bool kt = false;
+	struct first_try ft = { false, 0 };
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_recvmsg(fd, msg,
-	    first_flags(e, fd, false, flags, &kt)));
+	    first_flags(e, fd, false, flags, &ft)));
 
-	if (kernel_timed_final(e, false, kt, &r))
+	if (kernel_timed_final(e, false, ft.kt, &r))
 		return r;
 
 	if (first_try_settles(r, flags & MSG_WAITALL ?
 		rs_io_iov_total(msg->msg_iov, (int)msg->msg_iovlen) : 0, flags))
 		return rs_io_touched(e, r);
 	return rs_io_read_rest(e, fd, msg->msg_iov, (int)msg->msg_iovlen,
-	    flags, msg, r);
+	    flags, msg, r, ft.gen);
 }
 
 int rs_io_recvmmsg(struct rs_fd *e, int fd, struct mmsghdr *v, unsigned n,
@@ -277,9 +288,10 @@ int rs_io_recvmmsg(struct rs_fd *e, int fd, struct mmsghdr *v, unsigned n,
 	if (path != PATH_TIMED_BLOCKING || tmo)
 		return (int)rs_io_touched(e,
 		    RS_NEG_ERRNO(rs_real_recvmmsg(fd, v, n, flags, tmo)));
+	uint32_t gen = rs_fd_gen(e);
 	int r = RS_NEG_ERRNO(rs_real_recvmmsg(fd, v, n, flags | MSG_DONTWAIT,
 	    NULL));
-	return rs_io_mmsg_rest(e, fd, false, v, n, flags, r);
+	return rs_io_mmsg_rest(e, fd, false, v, n, flags, r, gen);
 }
 
 HOT ssize_t rs_io_write(struct rs_fd *e, int fd, const void *buf, size_t n)
@@ -294,11 +306,11 @@ HOT ssize_t rs_io_write(struct rs_fd *e, int fd, const void *buf, size_t n)
 	 * send without MSG_NOSIGNAL is write on a connected stream socket,
 	 * SIGPIPE included.
 	 */
-	bool kt = false;
+	struct first_try ft = { false, 0 };
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_send(fd, buf, n,
-	    first_flags(e, fd, true, 0, &kt)));
+	    first_flags(e, fd, true, 0, &ft)));
 
-	if (kernel_timed_final(e, true, kt, &r))
+	if (kernel_timed_final(e, true, ft.kt, &r))
 		return r;
 
 	if (no_longer_socket(fd, r))
@@ -308,7 +320,7 @@ HOT ssize_t rs_io_write(struct rs_fd *e, int fd, const void *buf, size_t n)
 	struct iovec v = { (void *)buf, n };
 
 	return r < 0 && r != -EAGAIN ? r :
-	    rs_io_write_rest(e, fd, &v, 1, 0, NULL, r);
+	    rs_io_write_rest(e, fd, &v, 1, 0, NULL, r, ft.gen);
 }
 
 HOT ssize_t rs_io_writev(struct rs_fd *e, int fd, const struct iovec *iov,
@@ -322,18 +334,18 @@ HOT ssize_t rs_io_writev(struct rs_fd *e, int fd, const struct iovec *iov,
 		return REAL_CALL(path, e, rs_realfast_writev(fd, iov, cnt));
 	struct msghdr m = { .msg_iov = (struct iovec *)iov,
 		.msg_iovlen = cnt > 0 ? (size_t)cnt : 0 };
-	bool kt = false;
+	struct first_try ft = { false, 0 };
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_sendmsg(fd, &m,
-	    first_flags(e, fd, true, 0, &kt)));
+	    first_flags(e, fd, true, 0, &ft)));
 
-	if (kernel_timed_final(e, true, kt, &r))
+	if (kernel_timed_final(e, true, ft.kt, &r))
 		return r;
 
 	if (no_longer_socket(fd, r))
 		return RS_NEG_ERRNO(rs_realfast_writev(fd, iov, cnt));
 	if (r < 0 && r != -EAGAIN)
 		return r;
-	return rs_io_write_rest(e, fd, iov, cnt, 0, NULL, r);
+	return rs_io_write_rest(e, fd, iov, cnt, 0, NULL, r, ft.gen);
 }
 
 HOT ssize_t rs_io_send(struct rs_fd *e, int fd, const void *buf, size_t n,
@@ -345,11 +357,11 @@ HOT ssize_t rs_io_send(struct rs_fd *e, int fd, const void *buf, size_t n,
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e, rs_realfast_send(fd, buf, n, flags));
-	bool kt = false;
+	struct first_try ft = { false, 0 };
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_send(fd, buf, n,
-	    first_flags(e, fd, true, flags, &kt)));
+	    first_flags(e, fd, true, flags, &ft)));
 
-	if (kernel_timed_final(e, true, kt, &r))
+	if (kernel_timed_final(e, true, ft.kt, &r))
 		return r;
 
 	if (r >= 0 && (size_t)r == n)
@@ -357,7 +369,7 @@ HOT ssize_t rs_io_send(struct rs_fd *e, int fd, const void *buf, size_t n,
 	struct iovec v = { (void *)buf, n };
 
 	return r < 0 && r != -EAGAIN ? r :
-	    rs_io_write_rest(e, fd, &v, 1, flags, NULL, r);
+	    rs_io_write_rest(e, fd, &v, 1, flags, NULL, r, ft.gen);
 }
 
 HOT ssize_t rs_io_sendto(struct rs_fd *e, int fd, const void *buf, size_t n,
@@ -370,11 +382,11 @@ HOT ssize_t rs_io_sendto(struct rs_fd *e, int fd, const void *buf, size_t n,
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e,
 		    rs_realfast_sendto(fd, buf, n, flags, sa, len));
-	bool kt = false;
+	struct first_try ft = { false, 0 };
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_sendto(fd, buf, n,
-	    first_flags(e, fd, true, flags, &kt), sa, len));
+	    first_flags(e, fd, true, flags, &ft), sa, len));
 
-	if (kernel_timed_final(e, true, kt, &r))
+	if (kernel_timed_final(e, true, ft.kt, &r))
 		return r;
 
 	if (r >= 0 && (size_t)r == n)
@@ -383,7 +395,7 @@ HOT ssize_t rs_io_sendto(struct rs_fd *e, int fd, const void *buf, size_t n,
 	struct msghdr m = { .msg_name = (void *)sa, .msg_namelen = len };
 
 	return r < 0 && r != -EAGAIN ? r :
-	    rs_io_write_rest(e, fd, &v, 1, flags, sa ? &m : NULL, r);
+	    rs_io_write_rest(e, fd, &v, 1, flags, sa ? &m : NULL, r, ft.gen);
 }
 
 HOT ssize_t rs_io_sendmsg(struct rs_fd *e, int fd, const struct msghdr *msg,
@@ -395,11 +407,11 @@ HOT ssize_t rs_io_sendmsg(struct rs_fd *e, int fd, const struct msghdr *msg,
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e, rs_realfast_sendmsg(fd, msg, flags));
-	bool kt = false;
+	struct first_try ft = { false, 0 };
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_sendmsg(fd, msg,
-	    first_flags(e, fd, true, flags, &kt)));
+	    first_flags(e, fd, true, flags, &ft)));
 
-	if (kernel_timed_final(e, true, kt, &r))
+	if (kernel_timed_final(e, true, ft.kt, &r))
 		return r;
 
 	if (r < 0 && r != -EAGAIN)
@@ -408,7 +420,7 @@ HOT ssize_t rs_io_sendmsg(struct rs_fd *e, int fd, const struct msghdr *msg,
 	struct msghdr m = *msg;
 
 	return rs_io_write_rest(e, fd, msg->msg_iov, (int)msg->msg_iovlen,
-	    flags, &m, r);
+	    flags, &m, r, ft.gen);
 }
 
 int rs_io_sendmmsg(struct rs_fd *e, int fd, struct mmsghdr *v, unsigned n,
@@ -421,6 +433,7 @@ int rs_io_sendmmsg(struct rs_fd *e, int fd, struct mmsghdr *v, unsigned n,
 	if (path != PATH_TIMED_BLOCKING)
 		return (int)rs_io_touched(e,
 		    RS_NEG_ERRNO(rs_real_sendmmsg(fd, v, n, flags)));
+	uint32_t gen = rs_fd_gen(e);
 	int r = RS_NEG_ERRNO(rs_real_sendmmsg(fd, v, n, flags | MSG_DONTWAIT));
-	return rs_io_mmsg_rest(e, fd, true, v, n, flags, r);
+	return rs_io_mmsg_rest(e, fd, true, v, n, flags, r, gen);
 }

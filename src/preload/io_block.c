@@ -38,6 +38,7 @@ struct xfer {
 	int cnt;
 	size_t skip;
 	size_t done;			/* bytes moved so far */
+	uint32_t gen;			/* the entry's, as the call began */
 };
 
 /*
@@ -80,6 +81,10 @@ int64_t rs_io_own_timeout(struct rs_fd *e, int fd, bool out, int64_t now)
 static int wait_ready(struct rs_fd *e, const struct xfer *x, int64_t own)
 {
 	for (;;) {
+		/* Closed by another thread while this call waited (and the
+		   number perhaps another socket's now): not ours to go on. */
+		if (rs_fd_gen(e) != x->gen)
+			return -EBADF;
 		int64_t now = rs_clock_now_ms();
 		int64_t until = rs_io_deadline(e, x->out);
 
@@ -99,6 +104,8 @@ static int wait_ready(struct rs_fd *e, const struct xfer *x, int64_t own)
 		if (r == -EINTR && own == RS_NEVER &&
 		    rs_signals_restart())
 			continue;
+		if (r > 0 && rs_fd_gen(e) != x->gen)
+			return -EBADF;
 		if (r != 0)
 			return r < 0 ? r : 0;
 	}
@@ -313,12 +320,12 @@ static ssize_t peek_all(struct rs_fd *e, struct xfer *x, ssize_t r)
 }
 
 ssize_t rs_io_read_rest(struct rs_fd *e, int fd, const struct iovec *iov,
-    int cnt, int flags, struct msghdr *msg, ssize_t r)
+    int cnt, int flags, struct msghdr *msg, ssize_t r, uint32_t gen)
 {
 	struct xfer x = {
 		.fd = fd, .out = false, .all = (flags & MSG_WAITALL) != 0,
 		.flags = flags | MSG_DONTWAIT, .msg = msg, .iov = iov,
-		.cnt = cnt,
+		.cnt = cnt, .gen = gen,
 	};
 
 	if (x.all && (flags & MSG_PEEK))
@@ -327,12 +334,12 @@ ssize_t rs_io_read_rest(struct rs_fd *e, int fd, const struct iovec *iov,
 }
 
 ssize_t rs_io_write_rest(struct rs_fd *e, int fd, const struct iovec *iov,
-    int cnt, int flags, struct msghdr *msg, ssize_t r)
+    int cnt, int flags, struct msghdr *msg, ssize_t r, uint32_t gen)
 {
 	struct xfer x = {
 		.fd = fd, .out = true, .all = true,
 		.flags = flags | MSG_DONTWAIT, .msg = msg, .iov = iov,
-		.cnt = cnt,
+		.cnt = cnt, .gen = gen,
 	};
 
 	return continue_blocking(e, &x, r);
@@ -359,16 +366,16 @@ static bool send_unfinished(const struct mmsghdr *v, unsigned n, int r)
  * each message whole before the next, so a byte stream never gets the
  * next message's bytes after half of this one.
  */
-static bool finish_message(struct rs_fd *e, int fd, struct mmsghdr *v,
-    int flags)
+static bool finish_message(struct rs_fd *e, const struct xfer *x,
+    struct mmsghdr *v, int flags)
 {
 	struct msghdr h = v->msg_hdr;
 	size_t want = rs_io_iov_total(h.msg_iov, (int)h.msg_iovlen);
 
 	if (v->msg_len >= want)
 		return true;
-	ssize_t w = rs_io_write_rest(e, fd, h.msg_iov, (int)h.msg_iovlen,
-	    flags, &h, (ssize_t)v->msg_len);
+	ssize_t w = rs_io_write_rest(e, x->fd, h.msg_iov, (int)h.msg_iovlen,
+	    flags, &h, (ssize_t)v->msg_len, x->gen);
 
 	if (w > (ssize_t)v->msg_len)
 		v->msg_len = (unsigned)w;
@@ -406,7 +413,7 @@ static int send_messages(struct rs_fd *e, struct xfer *x, struct mmsghdr *v,
 		if (r > 0) {
 			rs_fd_touch(e, rs_clock_now_ms());
 			done += (unsigned)r;
-			if (!finish_message(e, x->fd, &v[done - 1], flags) ||
+			if (!finish_message(e, x, &v[done - 1], flags) ||
 			    done == n)
 				return (int)done;
 			/* Finishing it may have found the number reused. */
@@ -430,10 +437,10 @@ static int send_messages(struct rs_fd *e, struct xfer *x, struct mmsghdr *v,
 }
 
 int rs_io_mmsg_rest(struct rs_fd *e, int fd, bool out, struct mmsghdr *v,
-    unsigned n, int flags, int r)
+    unsigned n, int flags, int r, uint32_t gen)
 {
 	struct xfer xf = { .fd = fd, .out = out, .msg = (void *)v,
-		.cnt = (int)n, .flags = flags | MSG_DONTWAIT };
+		.cnt = (int)n, .flags = flags | MSG_DONTWAIT, .gen = gen };
 	struct xfer *x = &xf;
 
 	if (out && send_unfinished(v, n, r) && !really_nonblocking(e, fd))
@@ -446,9 +453,10 @@ int rs_io_mmsg_rest(struct rs_fd *e, int fd, bool out, struct mmsghdr *v,
 		int w = wait_ready(e, x, own);
 
 		if (w == REUSED_NUMBER) {
+			/* Another socket's now: the plain blocking call. */
 			rs_fd_forget(x->fd);
-			x->flags &= ~MSG_DONTWAIT;
-			w = 0;
+			return RS_NEG_ERRNO(rs_real_recvmmsg(fd, v, n, flags,
+			    NULL));
 		}
 		if (w < 0)
 			return w;

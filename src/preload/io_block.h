@@ -20,14 +20,19 @@
 
 /*
  * Continues a read into iov[0..cnt) (msg: the name and control of a
- * recvfrom/recvmsg, or NULL); MSG_WAITALL in flags reads every byte.
+ * recvfrom/recvmsg, or NULL); MSG_WAITALL in flags reads every byte.  r is
+ * what the first try returned, gen the entry's generation before it
+ * (rs_fd_gen()): when it has moved on after a wait, another thread closed
+ * the descriptor meanwhile, and the call fails with EBADF instead of
+ * going on with whatever socket has the number now.
  */
 ssize_t rs_io_read_rest(struct rs_fd *e, int fd, const struct iovec *iov,
-    int cnt, int flags, struct msghdr *msg, ssize_t r);
+    int cnt, int flags, struct msghdr *msg, ssize_t r, uint32_t gen);
 
-/* Continues a write of iov[0..cnt) until every byte is sent. */
+/* Continues a write of iov[0..cnt) until every byte is sent (r, gen: as
+   for rs_io_read_rest()). */
 ssize_t rs_io_write_rest(struct rs_fd *e, int fd, const struct iovec *iov,
-    int cnt, int flags, struct msghdr *msg, ssize_t r);
+    int cnt, int flags, struct msghdr *msg, ssize_t r, uint32_t gen);
 
 /*
  * recvmmsg and sendmmsg (out) are datagram calls.  recvmmsg is served by
@@ -37,7 +42,7 @@ ssize_t rs_io_write_rest(struct rs_fd *e, int fd, const struct iovec *iov,
  * next); on a non-blocking socket the kernel's answer is returned as is.
  */
 int rs_io_mmsg_rest(struct rs_fd *e, int fd, bool out, struct mmsghdr *v,
-    unsigned n, int flags, int r);
+    unsigned n, int flags, int r, uint32_t gen);
 
 /*
  * The program's own SO_RCVTIMEO (out: SO_SNDTIMEO) as the time at which a

@@ -36,9 +36,6 @@
 /* A coarse clock that trails by more than this is not used. */
 #define MAX_LAG_MS 50
 
-/* Entries whose kernel holds our value, so an exec must look. */
-static unsigned g_armed;
-
 /*
  * The program's value in whole ms, rounded up as clock.h rounds; a value
  * past 32 bits of ms (about 49.7 days) saturates, so that it stays longer
@@ -75,8 +72,7 @@ static void set_ours(struct rs_fd *e, bool out, bool ours)
 {
 	if (e->kt_ours[out] == ours)
 		return;
-	e->kt_ours[out] = ours;
-	__atomic_add_fetch(&g_armed, ours ? 1u : -1u, __ATOMIC_RELAXED);
+	rs_fd_kt_mark(e, out, ours);
 	if (ours)
 		e->kt_pid = rs_fd_owner();
 }
@@ -198,7 +194,20 @@ void rs_ktimeo_release(struct rs_fd *e, int fd)
 			put(e, fd, out, false, 0);
 }
 
-/* An exec would pass fd on: its kernel value goes back to the program's. */
+/*
+ * An exec would pass fd on: its kernel value goes back to the program's.
+ *
+ * A vfork child runs this on its parent's memory, with a descriptor table
+ * of its own that its dup2() and close() may have changed (the library
+ * does not follow them there: fdtable.c).  So the entry's socket must
+ * still be what fd names: then the socket is the parent's own (the child
+ * shares it), and what is written here -- the program's value in the
+ * kernel, and the entry marked so -- is what the parent would have
+ * written itself before an exec.  Otherwise (another socket dup2'd over
+ * the number) the entry is left alone: the child's socket is not the
+ * library's, and the parent's still holds our value.  An fstat per armed
+ * socket, at an exec only.
+ */
 static void release_inherited(int fd, struct rs_fd *e)
 {
 	int save = errno;
@@ -206,13 +215,14 @@ static void release_inherited(int fd, struct rs_fd *e)
 	/* A fork child's entries were armed by the parent, which still
 	   relies on them: the socket is shared, so they are left alone. */
 	if ((e->kt_ours[0] || e->kt_ours[1]) && e->kt_pid == rs_fd_owner() &&
-	    !(rs_real_fcntl(fd, F_GETFD, 0) & FD_CLOEXEC))
+	    !(rs_real_fcntl(fd, F_GETFD, 0) & FD_CLOEXEC) &&
+	    rs_fd_same_socket(e, fd))
 		rs_ktimeo_release(e, fd);
 	errno = save;
 }
 
 void rs_ktimeo_before_exec(void)
 {
-	if (__atomic_load_n(&g_armed, __ATOMIC_RELAXED))
+	if (rs_fd_kt_armed())
 		rs_fd_each(release_inherited);
 }

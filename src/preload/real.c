@@ -93,7 +93,7 @@ HOT(ssize_t, recvfrom,
     (int fd, void *b, size_t n, int fl, struct sockaddr *sa, socklen_t *l),
     (fd, b, n, fl, sa, l))
 HOT(ssize_t, recvmsg, (int fd, struct msghdr *m, int fl), (fd, m, fl))
-REAL(int, recvmmsg,
+HOT(int, recvmmsg,
     (int fd, struct mmsghdr *v, unsigned n, int fl, struct timespec *t),
     (fd, v, n, fl, t))
 HOT(ssize_t, write, (int fd, const void *b, size_t n), (fd, b, n))
@@ -105,7 +105,7 @@ HOT(ssize_t, sendto,
 	socklen_t l),
     (fd, b, n, fl, sa, l))
 HOT(ssize_t, sendmsg, (int fd, const struct msghdr *m, int fl), (fd, m, fl))
-REAL(int, sendmmsg, (int fd, struct mmsghdr *v, unsigned n, int fl),
+HOT(int, sendmmsg, (int fd, struct mmsghdr *v, unsigned n, int fl),
     (fd, v, n, fl))
 
 REAL(int, poll, (struct pollfd *f, nfds_t n, int t), (f, n, t))

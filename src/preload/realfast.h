@@ -50,6 +50,11 @@ RS_REALFAST(ssize_t, sendto,
     (fd, b, n, fl, sa, l))
 RS_REALFAST(ssize_t, sendmsg, (int fd, const struct msghdr *m, int fl),
     (fd, m, fl))
+RS_REALFAST(int, recvmmsg,
+    (int fd, struct mmsghdr *v, unsigned n, int fl, struct timespec *t),
+    (fd, v, n, fl, t))
+RS_REALFAST(int, sendmmsg, (int fd, struct mmsghdr *v, unsigned n, int fl),
+    (fd, v, n, fl))
 
 /* For epoll_ctl's express path (epolltrack.c). */
 RS_REALFAST(int, epoll_ctl, (int ep, int op, int fd, struct epoll_event *ev),

@@ -116,8 +116,10 @@ static void init_locked(void)
 		__atomic_store_n(&rs_runtime_deadline_set, 1, __ATOMIC_RELAXED);
 	if (!rs_startenv_is("RESOLUTE_DISABLE", "1")) {
 		runtime.policy = load_policy(runtime.secure);
-		if (!runtime.policy && rs_startenv_is("RESOLUTE_STRICT", "1"))
+		if (!runtime.policy && rs_startenv_is("RESOLUTE_STRICT", "1")) {
+			rs_log_flush();	/* why it exits */
 			_exit(EX_CONFIG);
+		}
 		runtime.active = runtime.policy != NULL;
 		if (runtime.active)
 			rs_stats_init(runtime.policy);
@@ -133,11 +135,18 @@ const struct rs_runtime *rs_runtime_get(void)
 		return r;
 	rs_guard_enter();
 	pthread_mutex_lock(&init_lock);
-	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
+	/* Once per process, one thread starts the library; its log lines
+	   wait until the lock is free (a write may block: log.h). */
+	bool mine = !__atomic_load_n(&ready, __ATOMIC_ACQUIRE);
+
+	if (mine) {
+		rs_log_hold();
 		init_locked();
 		__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&init_lock);
+	if (mine)
+		rs_log_flush();
 	rs_guard_leave();
 	return &runtime;
 }

@@ -1,6 +1,7 @@
 /*
- * wait.c - the program's waits: poll, ppoll, select, pselect (epoll is in
- * waitepoll.c, over epolltrack.c and epollwait.c).
+ * wait.c - the program's waits: poll and ppoll, and the managed wait under
+ * select and pselect (waitselect.c translates them); epoll is in
+ * waitepoll.c, over epolltrack.c and epollwait.c.
  *
  * A wait that involves a managed socket whose connect is pending, failed
  * or whose read/write timeout may expire runs as a loop of real ppoll
@@ -12,14 +13,14 @@
  * only shared state is the fd table, whose entries lock themselves.
  */
 #include "wait.h"
+#include "waitpoll.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "clock.h"
+#include "connect_events.h"
 #include "connect_step.h"
 #include "fdtable.h"
 #include "httpwait.h"
@@ -28,8 +29,6 @@
 
 /* Waits with up to this many involved descriptors need no allocation. */
 #define STACK_ITEMS 64
-
-#define ULBITS (CHAR_BIT * sizeof(unsigned long))
 
 /* One pollfd entry the library looks after during a wait. */
 struct watched {
@@ -122,7 +121,10 @@ static size_t scan(const struct pollfd *fds, nfds_t n, struct watched *items,
 /*
  * Steps a pending connect and sets up what the kernel should watch for it:
  * POLLOUT during an attempt, nothing (a negative fd) during a backoff.
- * Returns false when the connect has finished.
+ * The program's own events are asked too: a socket in SYN_SENT reports
+ * none of them, and when the attempt connects the kernel's answer is the
+ * one a program without the library gets (data, or data and a reset, that
+ * came with the connection).  Returns false when the connect has finished.
  */
 static bool prepare_connect(struct watched *it, struct pollfd *p, int64_t now,
     int64_t *next)
@@ -133,7 +135,7 @@ static bool prepare_connect(struct watched *it, struct pollfd *p, int64_t now,
 		return false;
 	*next = rs_clock_min(*next, rs_connect_next_ms(it->e));
 	if (w == RS_WANT_WRITABLE) {
-		p->events = POLLOUT;
+		p->events = POLLOUT | it->events;
 		it->connecting = true;
 	} else {
 		p->fd = -1;
@@ -180,8 +182,8 @@ static void ready_item(struct watched *it, struct pollfd *p, int64_t now,
 		return;
 	st = rs_fd_state(e);
 	if (st == RS_FD_FAILED && e->final_error) {
-		it->report = rs_connect_revents(e) &
-		    (it->events | POLLERR | POLLHUP);
+		it->report = (short)rs_connect_failed_events(
+		    (uint16_t)it->events);
 		*zero = true;
 	} else if (st == RS_FD_CONNECTED) {
 		short want = it->events & (POLLIN | POLLOUT);
@@ -209,6 +211,23 @@ static void restore(struct pwait *w)
 }
 
 /*
+ * What the program sees of its connect that has just ended, given what
+ * the kernel reported in this round (got, for the events prepare_connect
+ * asked): a failure as the kernel reports one, a connection as the kernel
+ * reported it (asked again when it was found connected without an event).
+ */
+static short connect_end(const struct watched *it, short got)
+{
+	uint32_t ev = (uint16_t)it->events;
+
+	if (rs_fd_state(it->e) == RS_FD_FAILED)
+		return (short)rs_connect_failed_events(ev);
+	if (got)
+		return got & (it->events | POLLERR | POLLHUP);
+	return (short)rs_connect_kernel_events(it->fd, ev);
+}
+
+/*
  * Turns the kernel's answer for one item into what the program sees.  An
  * event on an attempt in flight, or its timeout, steps the connect; only
  * its end is reported.
@@ -228,8 +247,7 @@ static void translate_item(struct watched *it, struct pollfd *p, int64_t now)
 		if (rs_connect_step(it->fd, it->e, got != 0, now) !=
 		    RS_WANT_NOTHING)
 			return;
-		p->revents = rs_connect_revents(it->e) &
-		    (it->events | POLLERR | POLLHUP);
+		p->revents = connect_end(it, got);
 		return;
 	}
 	short io = it->events & (POLLIN | POLLOUT);
@@ -364,8 +382,14 @@ static int poll_run(struct pollfd *fds, nfds_t n, struct watched *stack,
 	return r;
 }
 
-/* Runs a wait on fds (select's), managed when a descriptor is involved. */
-static int poll_common(struct pollfd *fds, nfds_t n, int64_t end_ms,
+bool rs_wait_involved(const struct rs_fd *e, short events, int64_t now)
+{
+	int64_t due;
+
+	return involved(e, events, now, &due);
+}
+
+int rs_wait_poll_common(struct pollfd *fds, nfds_t n, int64_t end_ms,
     const sigset_t *mask)
 {
 	struct watched stack[STACK_ITEMS];
@@ -418,178 +442,4 @@ int rs_wait_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 		return r < 0 ? -errno : r;
 	}
 	return poll_run(fds, n, stack, count, end, now, mask);
-}
-
-/* ---- select and pselect, translated to poll ---- */
-
-static bool bit(const fd_set *s, int fd)
-{
-	return s && (((const unsigned long *)(const void *)s)[fd / ULBITS] >>
-	    (fd % ULBITS)) & 1;
-}
-
-static void set_bit(fd_set *s, int fd)
-{
-	((unsigned long *)(void *)s)[fd / ULBITS] |= 1UL << (fd % ULBITS);
-}
-
-/* The bits of word i of whichever sets are given. */
-static unsigned long word(const fd_set *r, const fd_set *w, const fd_set *x,
-    int i)
-{
-	unsigned long v = 0;
-
-	if (r)
-		v |= ((const unsigned long *)(const void *)r)[i];
-	if (w)
-		v |= ((const unsigned long *)(const void *)w)[i];
-	if (x)
-		v |= ((const unsigned long *)(const void *)x)[i];
-	return v;
-}
-
-/*
- * Counts the descriptors in the sets (below n) and whether any of them is
- * involved; fills fds when it is not NULL.
- */
-static size_t sel_scan(int n, const fd_set *r, const fd_set *w,
-    const fd_set *x, struct pollfd *fds, bool *any)
-{
-	size_t count = 0;
-	int64_t now = 0, due;
-
-	for (int i = 0; i * (int)ULBITS < n; i++) {
-		unsigned long v = word(r, w, x, i);
-
-		for (; v; v &= v - 1) {
-			int fd = i * (int)ULBITS + __builtin_ctzl(v);
-			short ev = (bit(r, fd) ? POLLIN : 0) |
-			    (bit(w, fd) ? POLLOUT : 0) |
-			    (bit(x, fd) ? POLLPRI : 0);
-			struct rs_fd *e;
-
-			if (fd >= n)
-				break;
-			if (fds)
-				fds[count] = (struct pollfd){ fd, ev, 0 };
-			count++;
-			if (*any || !(e = rs_fd_get(fd)))
-				continue;
-			if (!now)
-				now = rs_clock_now_ms();
-			*any = involved(e, ev, now, &due);
-		}
-	}
-	return count;
-}
-
-/* Clears the words of a set that cover n descriptors. */
-static void zero_set(fd_set *s, int n)
-{
-	if (s)
-		memset(s, 0, (size_t)(n + ULBITS - 1) / ULBITS *
-		    sizeof(unsigned long));
-}
-
-/* Writes poll results back into the sets as Linux select does. */
-static int sel_results(int n, fd_set *r, fd_set *w, fd_set *x,
-    const struct pollfd *fds, size_t count)
-{
-	int ready = 0;
-
-	for (size_t i = 0; i < count; i++)
-		if (fds[i].revents & POLLNVAL)
-			return -EBADF;
-	zero_set(r, n);
-	zero_set(w, n);
-	zero_set(x, n);
-	for (size_t i = 0; i < count; i++) {
-		short ev = fds[i].events, re = fds[i].revents;
-
-		if (fds[i].fd < 0)
-			continue;
-		if ((ev & POLLIN) && (re & (POLLIN | POLLHUP | POLLERR)))
-			set_bit(r, fds[i].fd), ready++;
-		if ((ev & POLLOUT) && (re & (POLLOUT | POLLERR)))
-			set_bit(w, fds[i].fd), ready++;
-		if ((ev & POLLPRI) && (re & POLLPRI))
-			set_bit(x, fds[i].fd), ready++;
-	}
-	return ready;
-}
-
-/* The managed select: returns the ready count, or -errno. */
-static int sel_managed(int n, fd_set *r, fd_set *w, fd_set *x,
-    int64_t end_ms, const sigset_t *mask, size_t count)
-{
-	struct pollfd stack[STACK_ITEMS], *fds = stack;
-	bool any = false;
-
-	if (count > STACK_ITEMS && !(fds = malloc(count * sizeof(*fds))))
-		return -ENOMEM;
-	sel_scan(n, r, w, x, fds, &any);
-	int ret;
-
-	/*
-	 * poll may report what select does not (POLLHUP on a descriptor only
-	 * in exceptfds): such a round reports nothing, and the descriptor is
-	 * left out of the rest of the wait so that it cannot spin.
-	 */
-	for (;;) {
-		ret = poll_common(fds, count, end_ms, mask);
-		if (ret >= 0)
-			ret = sel_results(n, r, w, x, fds, count);
-		if (ret != 0 || rs_clock_now_ms() >= end_ms)
-			break;
-		for (size_t i = 0; i < count; i++)
-			if (fds[i].revents)
-				fds[i].fd = -1;
-	}
-	if (fds != stack)
-		free(fds);
-	return ret;
-}
-
-int rs_wait_select(int n, fd_set *r, fd_set *w, fd_set *x,
-    struct timeval *tmo)
-{
-	bool any = false;
-	size_t count = n > 0 ? sel_scan(n, r, w, x, NULL, &any) : 0;
-
-	if (!any || (tmo && (tmo->tv_sec < 0 || tmo->tv_usec < 0))) {
-		int ret = rs_real_select(n, r, w, x, tmo);
-
-		return ret < 0 ? -errno : ret;
-	}
-	int64_t now = rs_clock_now_ms(), end = RS_NEVER;
-
-	if (tmo && tmo->tv_sec <= INT32_MAX)
-		end = rs_clock_after(now, rs_clock_timeval_ms(tmo));
-	int ret = sel_managed(n, r, w, x, end, NULL, count);
-
-	/* Linux select leaves the time not slept in *tmo (end is 1 ms past
-	   the timeout's own end: rs_clock_after()). */
-	if (tmo && end != RS_NEVER) {
-		int64_t left = end - 1 - rs_clock_now_ms();
-
-		left = left < 0 ? 0 : left;
-		tmo->tv_sec = left / 1000;
-		tmo->tv_usec = (left % 1000) * 1000;
-	}
-	return ret;
-}
-
-int rs_wait_pselect(int n, fd_set *r, fd_set *w, fd_set *x,
-    const struct timespec *tmo, const sigset_t *mask)
-{
-	bool any = false;
-	size_t count = n > 0 ? sel_scan(n, r, w, x, NULL, &any) : 0;
-	int64_t end;
-
-	if (!any || (end = rs_wait_end_ms(tmo, rs_clock_now_ms())) < 0) {
-		int ret = rs_real_pselect(n, r, w, x, tmo, mask);
-
-		return ret < 0 ? -errno : ret;
-	}
-	return sel_managed(n, r, w, x, end, mask, count);
 }

@@ -46,6 +46,9 @@
 	  .advance_ms = (a), .ready = { { (f), (ev) } } }
 #define EWAIT_QUIET(t) \
 	{ .fn = FK_EPOLL_PWAIT, .fd = EP, .check_tmo = true, .tmo_ms = (t) }
+/* The kernel asked, without waiting, what FD reports once connected
+   (connect_events.h): ev. */
+#define ASKED_CONNECTED(ev) FK_POLL_READY(0, 0, FD, ev)
 
 /* The program registers FD with EP for events, with its data word. */
 static int add(uint32_t events)
@@ -99,6 +102,7 @@ static void test_level_triggered_connect(void **state)
 		EWAIT_READY(1001, 3, FD, EPOLLOUT),
 		FK_SO_ERROR_IS(FD, 0),
 		FK_PEER(FD),
+		ASKED_CONNECTED(EPOLLOUT),
 		FK_STOP,
 	};
 	struct epoll_event ev[4];
@@ -313,6 +317,7 @@ static void test_connect_during_plain_wait(void **state)
 		EWAIT_READY(1001, 4, FD, EPOLLOUT),
 		FK_SO_ERROR_IS(FD, 0),
 		FK_PEER(FD),
+		ASKED_CONNECTED(EPOLLOUT),
 		FK_STOP,
 	};
 	struct epoll_event ev[4];

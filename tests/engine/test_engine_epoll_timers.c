@@ -189,7 +189,7 @@ static void test_kept_timer_of_failed_socket_dropped(void **state)
 	assert_int_equal(ctl(EPOLL_CTL_ADD, EPOLLIN), 0);
 	fk_advance(600);
 	assert_int_equal(rs_wait_epoll_wait(EP, ev, 2, 0), 1);
-	assert_int_equal(ev[0].events, EPOLLERR | EPOLLHUP);
+	assert_int_equal(ev[0].events, EPOLLIN | EPOLLERR | EPOLLHUP);
 	assert_int_equal(ev[0].data.u64, DATA);
 	fk_done();
 }

@@ -104,6 +104,32 @@ static void test_late_read_is_exact(void **state)
 	fk_done();
 }
 
+/*
+ * The count of sockets whose kernel holds our value is exact: a socket
+ * closed while armed no longer counts, so that an exec in a process whose
+ * armed sockets are all closed does not walk the descriptor table.
+ */
+static void test_armed_count_exact(void **state)
+{
+	static struct fk_step steps[] = {
+		{ .fn = FK_RECV, .fd = FD, .data = "a", .ret = -1 },
+		FK_STOP,
+	};
+	char buf[4];
+
+	(void)state;
+	fk_script(steps);
+	unsigned before = rs_fd_kt_armed();
+	struct rs_fd *e = fk_connected(FD, fk_policy(POLICY_R500), false);
+
+	assert_int_equal(rs_io_read(e, FD, buf, sizeof(buf)), 1);
+	assert_true(e->kt_ours[0]);
+	assert_int_equal(rs_fd_kt_armed(), before + 1);
+	rs_fd_forget(FD);
+	assert_int_equal(rs_fd_kt_armed(), before);
+	fk_done();
+}
+
 /* A write never blocks under the kernel's timer (ktimeo.c says why). */
 static void test_write_not_kernel_timed(void **state)
 {
@@ -161,6 +187,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kernel_timer_set_once),
 		cmocka_unit_test(test_late_read_is_exact),
+		cmocka_unit_test(test_armed_count_exact),
 		cmocka_unit_test(test_write_not_kernel_timed),
 		cmocka_unit_test(test_plain),
 	};

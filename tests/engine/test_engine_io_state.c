@@ -178,6 +178,63 @@ static void test_reused_number_gets_no_timeout(void **state)
 	fk_done();
 }
 
+/* Another thread closes FD and connects anew on the same number. */
+static void close_and_reuse(void)
+{
+	rs_fd_forget(FD);
+	fk_connected(FD, fk_policy(POLICY_RW), false);
+}
+
+/*
+ * A read waiting on FD while another thread closes it and makes a new
+ * connection on the number: the bytes that arrive are the new
+ * connection's.  The wait ends with EBADF, the number is not read, and the
+ * new entry is left as it was.
+ */
+static void test_close_and_reuse_during_wait(void **state)
+{
+	static const struct fk_step steps[] = {
+		AGAIN(FK_RECV),
+		{ .fn = FK_POLL, .fd = -1, .check_tmo = true, .tmo_ms = 501,
+		  .advance_ms = 100, .during = close_and_reuse,
+		  .ready = { { FD, POLLIN } } },
+		FK_STOP,
+	};
+	char buf[8];
+
+	(void)state;
+	fk_script(steps);
+	struct rs_fd *e = fk_connected(FD, fk_policy(POLICY_RW), false);
+	int64_t t0 = rs_fd_last_activity(e);
+
+	assert_int_equal(rs_io_read(e, FD, buf, sizeof(buf)), -EBADF);
+	assert_ptr_equal(rs_fd_get(FD), e);
+	assert_int_equal(rs_fd_last_activity(e), t0);
+	assert_int_equal(fk_stat(RS_STAT_READ_TIMEOUTS), 0);
+	fk_done();
+}
+
+/* The same for a write: its bytes never go to the new connection. */
+static void test_close_and_reuse_during_write(void **state)
+{
+	static const struct fk_step steps[] = {
+		AGAIN(FK_SEND),
+		{ .fn = FK_POLL, .fd = -1, .check_tmo = true, .tmo_ms = 301,
+		  .advance_ms = 100, .during = close_and_reuse,
+		  .ready = { { FD, POLLOUT } } },
+		FK_STOP,
+	};
+
+	(void)state;
+	fk_script(steps);
+	struct rs_fd *e = fk_connected(FD, fk_policy(POLICY_RW), false);
+
+	assert_int_equal(rs_io_write(e, FD, "abc", 3), -EBADF);
+	assert_ptr_equal(rs_fd_get(FD), e);
+	assert_int_equal(fk_stat(RS_STAT_WRITE_TIMEOUTS), 0);
+	fk_done();
+}
+
 /*
  * The same for a blocking sendmmsg whose wait after its first message
  * finds the number reused: the rest goes by the plain blocking call, and
@@ -250,6 +307,8 @@ int main(void)
 		cmocka_unit_test(test_read_after_failed_connect),
 		cmocka_unit_test(test_wait_deadline_and_expiry),
 		cmocka_unit_test(test_reused_number_gets_no_timeout),
+		cmocka_unit_test(test_close_and_reuse_during_wait),
+		cmocka_unit_test(test_close_and_reuse_during_write),
 		cmocka_unit_test(test_reused_number_sendmmsg_goes_plain),
 		cmocka_unit_test(test_dup_flags_read_again),
 	};

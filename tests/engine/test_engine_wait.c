@@ -87,7 +87,7 @@ static const struct wait_case cases[] = {
 	},
 	{
 		.name = "poll for POLLIN|POLLOUT: the kernel watches the "
-			"attempt's POLLOUT only",
+			"attempt with the program's events too",
 		.policy = POLICY("3", "off", "off"), .start = CONNECTING,
 		.call = POLL, .events = POLLIN | POLLOUT, .timeout_ms = -1,
 		.steps = {
@@ -96,7 +96,7 @@ static const struct wait_case cases[] = {
 			FK_PEER(FD),
 		},
 		.want = 1, .want_revents = POLLOUT, .want_ms = 9,
-		WATCHED({ 0, POLLOUT }),
+		WATCHED({ 0, POLLIN | POLLOUT }),
 	},
 	{
 		.name = "poll: the program's timeout ends before the connect",
@@ -122,8 +122,8 @@ static const struct wait_case cases[] = {
 		.want = 1, .want_revents = POLLOUT, .want_ms = 1106,
 	},
 	{
-		.name = "poll: the last attempt fails: POLLERR|POLLHUP, and "
-			"SO_ERROR has it",
+		.name = "poll: the last attempt fails: POLLIN|POLLERR|POLLHUP "
+			"(the kernel's), and SO_ERROR has it",
 		.policy = POLICY("1", "off", "off"), .start = CONNECTING,
 		.call = POLL, .events = POLLIN, .timeout_ms = -1,
 		.steps = {
@@ -131,8 +131,8 @@ static const struct wait_case cases[] = {
 			FK_SO_ERROR_IS(FD, ECONNREFUSED),
 			FK_DISSOLVE(FD),
 		},
-		.want = 1, .want_revents = POLLERR | POLLHUP, .want_ms = 1,
-		.want_so_error = ECONNREFUSED,
+		.want = 1, .want_revents = POLLIN | POLLERR | POLLHUP,
+		.want_ms = 1, .want_so_error = ECONNREFUSED,
 	},
 	{
 		.name = "poll: an unmanaged descriptor's event ends the wait "

@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -222,6 +223,38 @@ static void sc_reuse(const char *how)
 	else
 		syscall(SYS_close, s);
 	write_later(raw_socketpair_at(s), 1200);
+	timed_read("read", s);
+}
+
+/*
+ * unixreuse HOW: a managed unix socket, connected to a listener of this
+ * process that never accepts (the connect is queued, a read blocks).  HOW
+ * "keep" reads it; "raw" closes it behind the library's back first and a
+ * socket pair made behind it takes the number: the pair is not managed
+ * (told by its inode, as every managed socket is).
+ */
+static void sc_unixreuse(const char *how)
+{
+	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	int l = socket(AF_UNIX, SOCK_STREAM, 0);
+	int s = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	snprintf(un.sun_path, sizeof(un.sun_path), "/tmp/rs-harm-%d.sock",
+	    (int)getpid());
+	unlink(un.sun_path);
+	if (l < 0 || s < 0 || bind(l, (void *)&un, sizeof(un)) < 0 ||
+	    listen(l, 4) < 0 || connect(s, (void *)&un, sizeof(un)) < 0)
+		die("unix");
+	unlink(un.sun_path);
+	t0 = now_ms();
+	if (!strcmp(how, "raw")) {
+		syscall(SYS_close, s);
+		write_later(raw_socketpair_at(s), 1200);
+	}
+	/* Late after the connect: the read takes the library's exact path,
+	   whose timeout asks which socket this is (a read right after the
+	   connect would be the kernel's, timed on the socket now gone). */
+	usleep(20 * 1000);
 	timed_read("read", s);
 }
 
@@ -603,6 +636,8 @@ int main(int argc, char **argv)
 		sc_dup2over();
 	else if (!strcmp(sc, "reuse"))
 		sc_reuse(a);
+	else if (!strcmp(sc, "unixreuse"))
+		sc_unixreuse(a);
 	else if (!strcmp(sc, "cloexec"))
 		sc_cloexec();
 	else if (!strcmp(sc, "rawfile"))

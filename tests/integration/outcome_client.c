@@ -8,9 +8,13 @@
  *       the outcome by connect() again, SO_ERROR, a read, a write, or from
  *       a blocking connect; then reads SO_ERROR once more
  *   outcome_client data-reset-read|data-reset-soerror|data-reset-again|
- *                  data-reset-nopoll
+ *                  data-reset-nopoll|data-reset-ev-WAIT
  *       the server accepts, sends "HELLO" and resets before the program
- *       looks at its non-blocking connect
+ *       looks at its non-blocking connect; ev-WAIT prints every event the
+ *       first wait reports (WAIT: poll, epoll or select, each alone for
+ *       writing or, with -both, for reading too)
+ *   outcome_client refused-ev-WAIT
+ *       the same events for a connect refused (every attempt)
  *   outcome_client reset-nodata
  *       the server resets its first connection at once, then answers
  *   outcome_client late-poll|late-again|late-soerror|late-read|late-write|
@@ -193,6 +197,67 @@ static void more_accepts(int l)
 	say("more_accepts", n);
 }
 
+/* The poll event names of mask, '|'-separated ("0" when none). */
+static void print_events(const char *step, unsigned mask)
+{
+	static const struct { unsigned bit; const char *name; } n[] = {
+		{ POLLIN, "IN" }, { POLLOUT, "OUT" }, { POLLERR, "ERR" },
+		{ POLLHUP, "HUP" }, { POLLRDHUP, "RDHUP" }, { POLLPRI, "PRI" },
+	};
+	bool any = false;
+
+	printf("%s=", step);
+	for (size_t i = 0; i < sizeof(n) / sizeof(n[0]); i++)
+		if (mask & n[i].bit) {
+			printf("%s%s", any ? "|" : "", n[i].name);
+			any = true;
+		}
+	printf("%s\n", any ? "" : "0");
+	fflush(stdout);
+}
+
+/*
+ * The program's first look at a connect whose server sent data and reset,
+ * by the means how names, printing every event the wait reported.  The
+ * events asked for are POLLOUT alone (a program waiting for its connect)
+ * or POLLIN|POLLOUT|POLLRDHUP (an event loop that asks for both).
+ */
+static void look_events(const char *how, int s)
+{
+	bool both = strstr(how, "-both") != NULL;
+	unsigned want = both ? POLLIN | POLLOUT | POLLRDHUP : POLLOUT;
+
+	if (strncmp(how, "poll", 4) == 0) {
+		struct pollfd p = { .fd = s, .events = (short)want };
+
+		say("n", poll(&p, 1, 2000));
+		print_events("revents", (unsigned short)p.revents);
+	} else if (strncmp(how, "epoll", 5) == 0) {
+		int ep = epoll_create1(0);
+		struct epoll_event ev = { .events = want }, got = { 0 };
+
+		epoll_ctl(ep, EPOLL_CTL_ADD, s, &ev);
+		say("n", epoll_wait(ep, &got, 1, 2000));
+		print_events("events", got.events);
+		close(ep);
+	} else {
+		fd_set r, w, x;
+		struct timeval tv = { 2, 0 };
+
+		FD_ZERO(&r);
+		FD_ZERO(&w);
+		FD_ZERO(&x);
+		if (both)
+			FD_SET(s, &r);
+		FD_SET(s, &w);
+		FD_SET(s, &x);
+		say("n", select(s + 1, &r, &w, &x, &tv));
+		printf("sets=%s%s%s\n", FD_ISSET(s, &r) ? "r" : "-",
+		    FD_ISSET(s, &w) ? "w" : "-", FD_ISSET(s, &x) ? "x" : "-");
+		fflush(stdout);
+	}
+}
+
 static int data_reset(const char *how)
 {
 	struct sockaddr_in a;
@@ -204,7 +269,9 @@ static int data_reset(const char *how)
 		abort();
 	reset_close(c);
 	sleep_ms(100);		/* the data and the reset have arrived */
-	if (strcmp(how, "nopoll") != 0)
+	if (strncmp(how, "ev-", 3) == 0)
+		look_events(how + 3, s);
+	else if (strcmp(how, "nopoll") != 0)
 		wait_out(s, 2000);
 	if (strcmp(how, "soerror") == 0)
 		so_error("soerror", s);
@@ -314,6 +381,20 @@ static int late(const char *how)
 	return 0;
 }
 
+/* ---- the events of a refused connect ---- */
+
+static int refused_events(const char *how)
+{
+	struct sockaddr_in a;
+	int l = bound(&a, false);
+	int s = start(&a);
+
+	look_events(how, s);
+	so_error("soerror", s);
+	close(l);
+	return 0;
+}
+
 /* ---- SO_ERROR during retries ---- */
 
 static int refused_soerror(void)
@@ -345,6 +426,8 @@ int main(int argc, char **argv)
 		return reset_nodata();
 	if (strncmp(m, "late-", 5) == 0)
 		return late(m + 5);
+	if (strncmp(m, "refused-ev-", 11) == 0)
+		return refused_events(m + 11);
 	if (strcmp(m, "refused-soerror") == 0)
 		return refused_soerror();
 	fprintf(stderr, "usage: outcome_client MODE [HOST PORT]\n");

@@ -13,6 +13,10 @@
  *   parity_client forklock     fork while another thread edits epoll
  *   parity_client logfd FILE   a daemon that closes every descriptor
  *   parity_client refused      one refused connect (retries are logged)
+ *   parity_client vforkclose   a vfork child closes a socket the parent
+ *                               waits on in epoll, then execs
+ *   parity_client firsttwo     two threads make their first refused
+ *                               connects at once (the library starts)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -106,6 +110,46 @@ static int vfork_dup2(void)
 	printf("vfork: connect=%d elapsed=%ldms\n", r,
 	    (long)((t1.tv_sec - t0.tv_sec) * 1000 +
 		(t1.tv_nsec - t0.tv_nsec) / 1000000));
+	return 0;
+}
+
+/*
+ * The parent's epoll wait on a silent connection must still end at
+ * read_timeout after a vfork child closed the socket (its own copy) and
+ * exec'd.
+ */
+static int vfork_close(void)
+{
+	struct sockaddr_in a;
+	int l = listener(&a);
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	int ep = epoll_create1(0);
+	struct epoll_event ev = { .events = EPOLLIN }, got;
+	struct timespec t0, t1;
+	char b;
+
+	if (connect(s, (void *)&a, sizeof(a)) < 0 ||
+	    epoll_ctl(ep, EPOLL_CTL_ADD, s, &ev) < 0)
+		return 1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pid_t p = vfork();
+
+	if (p == 0) {
+		close(s);
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	waitpid(p, NULL, 0);
+	int n = epoll_wait(ep, &got, 1, 5000);
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ssize_t r = read(s, &b, 1);
+
+	printf("vforkclose: n=%d read=%s elapsed=%ldms\n", n,
+	    r < 0 ? strerrorname_np(errno) : "data",
+	    (long)((t1.tv_sec - t0.tv_sec) * 1000 +
+		(t1.tv_nsec - t0.tv_nsec) / 1000000));
+	close(l);
 	return 0;
 }
 
@@ -248,6 +292,27 @@ static int logfd(const char *data)
 	return 0;
 }
 
+static void *refuse(void *arg)
+{
+	(void)arg;
+	refused_connect();
+	return NULL;
+}
+
+/* Ends by SIGALRM when the library's start stalls either thread. */
+static int first_two(void)
+{
+	pthread_t t[2];
+
+	alarm(10);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, refuse, NULL);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	printf("firsttwo: done\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -267,6 +332,10 @@ int main(int argc, char **argv)
 		return forklock();
 	if (!strcmp(m, "logfd") && argc > 2)
 		return logfd(argv[2]);
+	if (!strcmp(m, "vforkclose"))
+		return vfork_close();
+	if (!strcmp(m, "firsttwo"))
+		return first_two();
 	if (!strcmp(m, "refused")) {
 		refused_connect();
 		return 0;

@@ -16,6 +16,11 @@
  *       As inherit, but the child "show FD" is started by system(), by
  *       popen() (its output read and printed) or by wordexp()'s command
  *       substitution (the words printed): the C library's own spawns.
+ *   sockopt_client vfork|spawn-dup2 PORT
+ *       As inherit, but the child is made by vfork() (which dup2's an
+ *       unmanaged socket over the managed one's number, then execs "show
+ *       FD") or by posix_spawn (with the same dup2 as a file action); then
+ *       the parent prints "parent SO_RCVTIMEO=SEC.USEC", its own value.
  *   sockopt_client spawn PORT
  *       As inherit, but instead of exec'ing, another thread spawns
  *       /bin/true (posix_spawn, the socket inherited) 200 ms into the
@@ -124,6 +129,46 @@ static int libc_spawn(const char *how, const char *self, int s)
 	return 0;
 }
 
+/*
+ * Starts "ARGV0 show S" with an unmanaged socket in place of s, by vfork
+ * or by posix_spawn; returns when it has ended.
+ */
+static void child_over(const char *how, const char *self, int s)
+{
+	int u[2];
+	char fd[16];
+	char *argv[] = { (char *)self, "show", fd, NULL };
+	pid_t pid = -1;
+
+	snprintf(fd, sizeof(fd), "%d", s);
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, u) < 0)
+		exit(2);
+	if (!strcmp(how, "vfork")) {
+		pid = vfork();
+		if (pid == 0) {
+			dup2(u[0], s);
+			execv(self, argv);
+			_exit(127);
+		}
+	} else {
+		posix_spawn_file_actions_t fa;
+
+		posix_spawn_file_actions_init(&fa);
+		posix_spawn_file_actions_adddup2(&fa, u[0], s);
+		if (posix_spawn(&pid, self, &fa, NULL, argv, environ) != 0)
+			pid = -1;
+		posix_spawn_file_actions_destroy(&fa);
+	}
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	struct timeval tv = rcvtimeo(s);
+
+	printf("parent SO_RCVTIMEO=%ld.%06ld\n", (long)tv.tv_sec,
+	    (long)tv.tv_usec);
+	close(u[0]);
+	close(u[1]);
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -144,6 +189,14 @@ int main(int argc, char **argv)
 
 		timed_read(s);
 		return libc_spawn(argv[1], argv[0], s);
+	}
+	if (argc == 3 && (!strcmp(argv[1], "vfork") ||
+	    !strcmp(argv[1], "spawn-dup2"))) {
+		int s = connected(atoi(argv[2]));
+
+		timed_read(s);
+		child_over(argv[1], argv[0], s);
+		return 0;
 	}
 	if (argc == 3 && !strcmp(argv[1], "spawn")) {
 		int s = connected(atoi(argv[2]));

@@ -207,6 +207,47 @@ static void test_data_then_reset_kept_without_wait(void **state)
 	    "read=HELLO read2=ECONNRESET more_accepts=0");
 }
 
+/*
+ * The first wait reports every event the kernel reports for the socket,
+ * bare and under the library alike: data and a reset came with the
+ * connection (readable, writable, in error, hung up), not POLLOUT alone.
+ */
+static const char *const ev_modes[] = { "poll", "poll-both", "epoll",
+	"epoll-both", "select", "select-both" };
+
+static void test_data_then_reset_events_as_bare(void **state)
+{
+	char mode[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ev_modes) / sizeof(ev_modes[0]); i++) {
+		snprintf(mode, sizeof(mode), "data-reset-ev-%s", ev_modes[i]);
+		same_as_bare(mode, "read=HELLO read2=ECONNRESET");
+	}
+}
+
+/*
+ * The same for a connect refused at every attempt: the library's
+ * failure, after its retries, reports what the kernel's does.
+ */
+static void test_refused_events_as_bare(void **state)
+{
+	struct t_run bare, lib;
+	char b[1024], l[1024], mode[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ev_modes) / sizeof(ev_modes[0]); i++) {
+		snprintf(mode, sizeof(mode), "refused-ev-%s", ev_modes[i]);
+		client(&bare, true, mode, NULL, b, sizeof(b));
+		client(&lib, false, mode, NULL, l, sizeof(l));
+		if (strcmp(b, l) != 0 || !strstr(l, "soerror=ECONNREFUSED")) {
+			t_show(&lib);
+			fail_msg("%s: under the library \"%s\", bare \"%s\"",
+			    mode, l, b);
+		}
+	}
+}
+
 /* A server that accepts and resets at once is still retried. */
 static void test_reset_without_data_retried(void **state)
 {
@@ -298,6 +339,8 @@ int main(void)
 		cmocka_unit_test(test_data_then_reset_kept_for_so_error),
 		cmocka_unit_test(test_data_then_reset_kept_for_connect_again),
 		cmocka_unit_test(test_data_then_reset_kept_without_wait),
+		cmocka_unit_test(test_data_then_reset_events_as_bare),
+		cmocka_unit_test(test_refused_events_as_bare),
 		cmocka_unit_test(test_reset_without_data_retried),
 		cmocka_unit_test(test_connected_found_late_by_poll),
 		cmocka_unit_test(test_connected_found_late_by_connect_again),

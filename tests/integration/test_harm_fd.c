@@ -19,7 +19,8 @@
 
 #define TMO 300
 #define POLICY "version: 1\ndefaults:\n  read_timeout: 300ms\n" \
-	"  attempts: 3\n  backoff:\n    base: 200ms\n    jitter: equal\n"
+	"  attempts: 3\n  backoff:\n    base: 200ms\n    jitter: equal\n" \
+	"hosts:\n  - match: unix:/tmp/rs-harm-*\n"
 
 static struct t_peer silent;
 static char *policy;
@@ -147,6 +148,21 @@ static void test_number_reused_after_close(void **state)
 	}
 }
 
+/*
+ * The same for a managed unix socket: kept, it times out; closed raw and
+ * its number reused, it reads as without the library.
+ */
+static void test_unix_number_reused(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	h_run(&r, policy, NULL, "unixreuse", silent.port, "keep", NULL);
+	expect_managed_read(&r);
+	h_run(&r, policy, NULL, "unixreuse", silent.port, "raw", NULL);
+	expect_plain_read(&r);
+}
+
 /* close_range(CLOSE_RANGE_CLOEXEC) closes nothing: still managed. */
 static void test_close_range_cloexec(void **state)
 {
@@ -221,6 +237,7 @@ int main(void)
 		cmocka_unit_test(test_nonblock_cleared_through_dup),
 		cmocka_unit_test(test_dup2_over_managed),
 		cmocka_unit_test(test_number_reused_after_close),
+		cmocka_unit_test(test_unix_number_reused),
 		cmocka_unit_test(test_close_range_cloexec),
 		cmocka_unit_test(test_file_on_reused_number),
 		cmocka_unit_test(test_accepted_unmanaged),

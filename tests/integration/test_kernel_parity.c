@@ -39,6 +39,24 @@ static void test_vfork_child_leaves_parent(void **state)
 	assert_true(ms >= 300);
 }
 
+/*
+ * A vfork child's close() of a socket the parent waits on in epoll, then
+ * its exec, must leave the parent's wait as it was: it ends at the
+ * socket's read_timeout (2 s).  The close wiped the parent's epoll record
+ * (shared memory), and the wait ran to its own 5 s with nothing.
+ */
+static void test_vfork_child_close_leaves_epoll(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	scenario(&r, "vforkclose: n=1 read=ETIMEDOUT elapsed=", "vforkclose",
+	    NULL, NULL);
+	long ms = atol(strstr(r.out, "elapsed=") + 8);
+
+	assert_true(ms >= 1900 && ms < 2000 + t_slack_ms());
+}
+
 /* errno is left alone by a read that waited and succeeded. */
 static void test_errno_kept_on_success(void **state)
 {
@@ -80,6 +98,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_connect_again_progresses),
 		cmocka_unit_test(test_vfork_child_leaves_parent),
+		cmocka_unit_test(test_vfork_child_close_leaves_epoll),
 		cmocka_unit_test(test_errno_kept_on_success),
 		cmocka_unit_test(test_read_restarts),
 		cmocka_unit_test(test_dup2_over_pending_epoll),

@@ -130,6 +130,33 @@ static void test_spawn_during_read_keeps_timeout(void **state)
 	    "ETIMEDOUT", 1000, "own=0.000000", NULL);
 }
 
+/*
+ * A vfork child shares the parent's memory: its exec must not mistake
+ * the unmanaged socket it dup2'd over the managed one's number for the
+ * parent's socket.  It did: it put the program's value on the child's
+ * socket and marked the parent's entry as holding it, so the parent's
+ * getsockopt returned the library's value.  posix_spawn with the same
+ * dup2, whose child runs none of the library's code, for comparison.
+ */
+static void dup2_child(const char *how)
+{
+	check("version: 1\ndefaults:\n  read_timeout: 300ms\n", how, NULL,
+	    "ETIMEDOUT", 300, "child SO_RCVTIMEO=0.000000",
+	    "parent SO_RCVTIMEO=0.000000");
+}
+
+static void test_vfork_child_dup2_leaves_parent(void **state)
+{
+	(void)state;
+	dup2_child("vfork");
+}
+
+static void test_spawn_child_dup2_leaves_parent(void **state)
+{
+	(void)state;
+	dup2_child("spawn-dup2");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -140,6 +167,8 @@ int main(void)
 		cmocka_unit_test(test_own_shorter_timeout_gives_eagain),
 		cmocka_unit_test(test_own_huge_timeout_keeps_read_timeout),
 		cmocka_unit_test(test_spawn_during_read_keeps_timeout),
+		cmocka_unit_test(test_vfork_child_dup2_leaves_parent),
+		cmocka_unit_test(test_spawn_child_dup2_leaves_parent),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

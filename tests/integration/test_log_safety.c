@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include "integration/peer.h"
 #include "integration/parity.h"
@@ -73,11 +74,36 @@ static void test_log_to_dead_pipe_no_sigpipe(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/*
+ * RESOLUTE_LOG_FILE a FIFO whose reader has gone: opening it for the
+ * first log line waited for a reader, under the start-up lock, so the
+ * first calls of every thread hung.  Now the open fails at once, the
+ * lines go to standard error, and neither thread waits.
+ */
+static void test_log_fifo_without_reader_no_stall(void **state)
+{
+	char fifo[64], env_log[96];
+	struct t_run r;
+
+	(void)state;
+	snprintf(fifo, sizeof(fifo), "/tmp/rs-logsafety-fifo-%d",
+	    (int)getpid());
+	unlink(fifo);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	snprintf(env_log, sizeof(env_log), "RESOLUTE_LOG_FILE=%s", fifo);
+	const char *env[] = { env_log, NULL };
+
+	scenario(&r, "firsttwo: done", "firsttwo", NULL, env);
+	assert_non_null(strstr(r.out, "cannot open log file"));
+	unlink(fifo);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_log_file_survives_daemon_cleanup),
 		cmocka_unit_test(test_log_to_dead_pipe_no_sigpipe),
+		cmocka_unit_test(test_log_fifo_without_reader_no_stall),
 	};
 
 	return cmocka_run_group_tests(tests, parity_setup, NULL);

@@ -6,15 +6,20 @@
 # timeout ends, it must fail -- never return the bytes of the new
 # connection, which belong to the other thread.
 #
-# KNOWN BUG (not fixed here): the blocked read returns the new
-# connection's 94 bytes, and the thread that owns it reads an end of
-# file.  After the kernel-timed first try (ktimeo.c) or the slow path's
-# poll (io_block.c) the library goes on with the descriptor number and the
-# table entry of that number, which by then belong to the new socket: the
-# entry needs a generation the call can compare (fdtable.c).  Until then
-# this test reports XFAIL and passes; RS_XFAIL_STRICT=1 makes it fail.
+# The bug this guards against: after the kernel-timed first try
+# (ktimeo.c) or the slow path's poll (io_block.c) the library went on with
+# the descriptor number and the table entry of that number, which by then
+# belonged to the new socket, and the blocked read returned the new
+# connection's 94 bytes while their owner read an end of file.  Each entry
+# now has a generation (fdtable.h, rs_fd_gen()) that a call compares after
+# each wait: the blocked read fails with EBADF.  Two cases: a read right
+# after the request (the kernel's timer) and one 20 ms later (the
+# library's poll), each without and with an `http:` rule.  And a blocking
+# connect still under way when the other thread closes (connect_wait.c):
+# it reported the new connection's success as its own, and it now fails
+# with EBADF too, leaving the new socket's flags alone.
 #
-# About 4 s.
+# About 15 s.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 B=${RS_BUILD:-$PWD/build}
@@ -33,7 +38,12 @@ if ! ${CC:-cc} -O2 -pthread -o "$tmp/client" \
 	echo "FAIL  close_race_client.c does not build"
 	exit 1
 fi
-printf 'version: 1\ndefaults:\n  read_timeout: 1s\n' >"$tmp/policy.yaml"
+printf 'version: 1\ndefaults:\n  read_timeout: 1s\n  connect_timeout: 1s\n  attempts: 1\n' \
+	>"$tmp/plain.yaml"
+# The same with HTTP retries: the read waits inside the HTTP engine, whose
+# state the close releases while that read still holds it.
+printf 'version: 1\ndefaults:\n  read_timeout: 1s\nhosts:\n  - match: 127.0.0.1\n    http: {}\n' \
+	>"$tmp/http.yaml"
 
 # start NAME MODE: starts the peer; its port in $tmp/NAME.
 start() {
@@ -47,23 +57,37 @@ start() {
 }
 start silent silent
 start http http
-timeout 10 env LD_PRELOAD="$LIB" RESOLUTE_POLICY="$tmp/policy.yaml" \
-	"$tmp/client" "$(cat "$tmp/silent")" "$(cat "$tmp/http")" \
-	>"$tmp/out" 2>&1
-rc=$?
-got=$(tr '\n' ' ' <"$tmp/out")
-if ! grep -q '^reused yes' "$tmp/out"; then
-	echo "SKIPPED: the descriptor number was not reused ($got)"
-	exit 0
-fi
-if [ $rc -eq 0 ] && grep -q '^b 94$' "$tmp/out" &&
-    ! grep -q '^a [0-9]' "$tmp/out"; then
-	echo "ok    the blocked read fails; the new connection keeps its bytes: $got"
-	exit 0
-fi
-if [ "${RS_XFAIL_STRICT:-0}" = 1 ]; then
-	echo "FAIL  blocked read vs close and reuse: $got (exit $rc)"
-	exit 1
-fi
-echo "XFAIL known bug, the blocked read took the new connection's bytes: $got (exit $rc)"
-exit 0
+fail=0
+# case_run LABEL POLICY A [late|connect]: one run of the client; ok when
+# the blocked call fails with EBADF (A is how the client reports it) and
+# the new connection keeps its bytes.
+case_run() {
+	label=$1 pol=$2 want=$3
+	shift 3
+	timeout 10 env LD_PRELOAD="$LIB" RESOLUTE_POLICY="$tmp/$pol.yaml" \
+		"$tmp/client" "$(cat "$tmp/silent")" "$(cat "$tmp/http")" "$@" \
+		>"$tmp/out" 2>&1
+	rc=$?
+	got=$(tr '\n' ' ' <"$tmp/out")
+	if grep -q '^reused no' "$tmp/out"; then
+		echo "SKIPPED $label: the descriptor number was not reused ($got)"
+		return
+	fi
+	if [ $rc -eq 0 ] && grep -q '^reused yes' "$tmp/out" &&
+	    grep -q '^b 94$' "$tmp/out" &&
+	    grep -q "^$want Bad file descriptor\$" "$tmp/out"; then
+		echo "ok    $label: the blocked call fails; the new connection keeps its bytes: $got"
+	else
+		echo "FAIL  $label: $got (exit $rc)"
+		fail=1
+	fi
+}
+case_run "read timed by the kernel" plain a
+case_run "read timed by the library's poll" plain a late
+case_run "read waiting in the HTTP engine" http a
+case_run "read waiting in the HTTP engine, late" http a late
+# A connect still under way (its SYN dropped by a full accept queue) when
+# the other thread closes: it reported the new connection's success as
+# its own.
+case_run "connect under way" plain "a connect" connect
+exit $fail

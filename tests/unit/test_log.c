@@ -107,6 +107,37 @@ static void long_messages_are_cut_to_one_line(void **state)
 	assert_non_null(strstr(nl + 1, "error: second\n"));
 }
 
+/*
+ * Held lines are written by the flush, in order, and not before it;
+ * lines past the holding room are counted in one line after them.
+ */
+static void held_lines_wait_for_flush(void **state)
+{
+	char want[256];
+	int n = 0;
+
+	(void)state;
+	setup_log("info", "text");
+	rs_log_hold();
+	rs_log(RS_LOG_WARN, NULL, "first");
+	rs_log(RS_LOG_ERROR, NULL, "second");
+	assert_string_equal(slurp(), "");
+	rs_log_flush();
+	snprintf(want, sizeof(want), "resolute[%d]: warn: first\n"
+	    "resolute[%d]: error: second\n", (int)getpid(), (int)getpid());
+	assert_string_equal(slurp(), want);
+	setup_log("info", "text");
+	rs_log_hold();
+	for (int i = 0; i < 40; i++)
+		rs_log(RS_LOG_WARN, NULL, "%0400d", i);
+	rs_log_flush();
+	for (const char *s = slurp(); (s = strstr(s, ": warn: 0")); s++)
+		n++;
+	assert_true(n > 0 && n < 40);
+	snprintf(want, sizeof(want), "%d start-up log lines dropped", 40 - n);
+	assert_non_null(strstr(slurp(), want));
+}
+
 static void level_names_parse(void **state)
 {
 	(void)state;
@@ -146,6 +177,7 @@ int main(void)
 		cmocka_unit_test(levels_filter_lines),
 		cmocka_unit_test(json_carries_fields_and_escapes),
 		cmocka_unit_test(long_messages_are_cut_to_one_line),
+		cmocka_unit_test(held_lines_wait_for_flush),
 		cmocka_unit_test(level_names_parse),
 		cmocka_unit_test(warning_is_warn),
 		cmocka_unit_test(bad_values_keep_defaults),
