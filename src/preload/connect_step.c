@@ -411,13 +411,6 @@ int64_t rs_connect_next_ms(const struct rs_fd *e)
 	}
 }
 
-short rs_connect_revents(const struct rs_fd *e)
-{
-	if (rs_fd_state(e) == RS_FD_FAILED)
-		return POLLOUT | POLLERR | POLLHUP;
-	return POLLOUT;
-}
-
 int rs_connect_so_error(int fd, struct rs_fd *e)
 {
 	enum rs_fd_state st = rs_fd_state(e);

@@ -18,7 +18,7 @@
 
 /* What a pending connect wants from the wait that drives it. */
 enum rs_connect_want {
-	RS_WANT_NOTHING,	/* finished: report rs_connect_revents() */
+	RS_WANT_NOTHING,	/* finished (connect_events.h: what to report) */
 	RS_WANT_WRITABLE,	/* an attempt is in flight: watch for POLLOUT */
 	RS_WANT_TIMER,		/* backing off: hide the socket until then */
 };
@@ -51,12 +51,6 @@ enum rs_connect_want rs_connect_step(int fd, struct rs_fd *e, int ready,
 int rs_connect_step_kernel(int fd, struct rs_fd *e, int64_t now);
 
 int64_t rs_connect_next_ms(const struct rs_fd *e);
-
-/*
- * For a finished connect, the poll events the program should see: POLLOUT
- * when connected, POLLOUT|POLLERR|POLLHUP when it failed.
- */
-short rs_connect_revents(const struct rs_fd *e);
 
 /*
  * getsockopt(SO_ERROR) on a failed managed connect: returns the error the
