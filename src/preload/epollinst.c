@@ -28,6 +28,10 @@ static pthread_mutex_t g_make_lock = PTHREAD_MUTEX_INITIALIZER;
 unsigned rs_epi_g_total;
 static unsigned g_tagged;
 
+/* The express path of epoll_ctl reads the four flags as one word. */
+_Static_assert(sizeof(((struct rs_ept_record *)0)->unsettled) ==
+    4 * sizeof(bool), "rs_ept_record: unsettled covers the four flags");
+
 void rs_epi_lock_wait(struct rs_ept_instance *i)
 {
 	/* Marked as waited for (2) before sleeping, so that the holder's
@@ -86,11 +90,6 @@ struct rs_ept_instance *rs_epi_all(void)
 unsigned rs_epi_tagged_total(void)
 {
 	return __atomic_load_n(&g_tagged, __ATOMIC_ACQUIRE);
-}
-
-struct rs_ept_record *rs_epi_record(struct rs_ept_instance *i, int fd)
-{
-	return (unsigned)fd < i->cap ? i->by_fd[fd] : NULL;
 }
 
 /* Grows the fd index to hold fd; returns 0 or -ENOMEM. */

@@ -43,6 +43,9 @@ static inline bool rs_epi_tagged(enum rs_ept_kernel mode)
 
 /* One registration (epoll instance, fd) of a socket that is or may be
    managed. */
+/* Everything an epoll_ctl of a request's steady state reads comes first,
+   in one cache line: the four flags that send it down the general path
+   are read as one word (`unsettled`). */
 struct rs_ept_record {
 	int fd;
 	uint32_t events;	/* the program's registration */
@@ -50,16 +53,24 @@ struct rs_ept_record {
 	enum rs_ept_kernel kmode;
 	bool live;		/* registered by the program (false: kept
 				   after EPOLL_CTL_DEL for the next ADD) */
-	bool pending;		/* on the instance's pending list */
-	bool disarmed;		/* one-shot fired: the program re-arms */
-	bool reported;		/* the connect's failure was reported */
-	bool restore;		/* LT failure: the program's registration
-				   goes back to the kernel at the next wait */
-	struct rs_heap_node timer;	/* a read/write timeout */
 	short key_io;		/* the directions (POLLIN, POLLOUT) whose
 				   deadline the timer is due no later than
 				   (epolltrack.c); 0 after rs_epi_timer() */
+	union {
+		struct {
+			bool pending;	/* on the instance's pending list */
+			bool disarmed;	/* one-shot fired: the program
+					   re-arms */
+			bool reported;	/* the connect's failure was
+					   reported */
+			bool restore;	/* LT failure: the program's
+					   registration goes back to the
+					   kernel at the next wait */
+		};
+		uint32_t unsettled;	/* nonzero: one of them is set */
+	};
 	const struct rs_settings *key_settings;	/* ...under these */
+	struct rs_heap_node timer;	/* a read/write timeout */
 	struct rs_ept_record *pnext;	/* pending list */
 };
 
@@ -140,8 +151,13 @@ static inline unsigned rs_epi_total(void)
 /* Total tagged registrations in all instances (atomic load). */
 unsigned rs_epi_tagged_total(void);
 
-/* With i locked: the record of fd, or NULL. */
-struct rs_ept_record *rs_epi_record(struct rs_ept_instance *i, int fd);
+/* With i locked: the record of fd, or NULL.  Inline: every epoll_ctl on
+   an instance with records asks it. */
+static inline struct rs_ept_record *rs_epi_record(
+    const struct rs_ept_instance *i, int fd)
+{
+	return (unsigned)fd < i->cap ? i->by_fd[fd] : NULL;
+}
 
 /*
  * With i locked: the record of fd, made or reused (a record kept after a

@@ -15,6 +15,7 @@
 #include "httpwait.h"
 #include "io_timeout.h"
 #include "real.h"
+#include "realfast.h"
 #include "runtime.h"
 
 /* The poll events a program's epoll registration waits for. */
@@ -93,7 +94,7 @@ static uint32_t report_connected(struct rs_ept_instance *i,
  * new request may have brought forward.  Then the deadline need not be
  * worked out again: a request's ADD after its DEL costs no more.
  */
-static bool timer_covers(const struct rs_ept_record *r,
+static inline bool timer_covers(const struct rs_ept_record *r,
     const struct rs_fd *e, short io)
 {
 	return rs_heap_queued(&r->timer) && r->key_settings == e->settings &&
@@ -103,8 +104,16 @@ static bool timer_covers(const struct rs_ept_record *r,
 	    rs_io_process_deadline() == RS_NEVER;
 }
 
+/* Whether settings s give a socket something to time (see
+   rs_ept_idle_socket()). */
+static bool timed_settings(const struct rs_settings *s)
+{
+	return s->read_timeout_ms != RS_OFF || s->write_timeout_ms != RS_OFF ||
+	    s->http.enabled;
+}
+
 /* The timer of a connected socket: its read or write deadline. */
-static void sync_timer(struct rs_ept_instance *i, struct rs_ept_record *r,
+static __attribute__((noinline)) void sync_timer(struct rs_ept_instance *i, struct rs_ept_record *r,
     struct rs_fd *e, int64_t now)
 {
 	short io = io_events(r->events);
@@ -118,10 +127,13 @@ static void sync_timer(struct rs_ept_instance *i, struct rs_ept_record *r,
 	/* An unread clock counts as 0: a timeout already reported is then
 	   due at once, as it should be. */
 	rs_epi_timer_by(i, r, rs_io_wait_deadline(e, io, now < 0 ? 0 : now));
-	if (!rs_heap_queued(&r->timer))
-		return;
 	/* The timer is due no later than the deadline of each direction it
-	   was kept or moved for (a deadline only moves later). */
+	   was kept or moved for (a deadline only moves later).  Only noted
+	   under settings with a timeout: a timer that came from a thread's
+	   deadline alone is worked out again, and timer_covers() then also
+	   says that the socket is not idle (rs_ept_idle_socket()). */
+	if (!rs_heap_queued(&r->timer) || !timed_settings(e->settings))
+		return;
 	if (r->key_settings != e->settings)
 		r->key_io = 0;
 	r->key_io |= io;
@@ -234,63 +246,68 @@ static bool worth_recording(int fd, struct rs_fd **ep)
 }
 
 /*
- * EPOLL_CTL_ADD of a descriptor that needs no record.  A record the
- * instance still has for its number describes a file closed behind our
- * back (the kernel accepted the ADD): it must not act on this one.
+ * With i locked: EPOLL_CTL_ADD, the kernel deciding and the record
+ * following: made or reused (a record kept after a DEL, or left from a
+ * number closed behind our back) when record is true; else a record the
+ * instance still has for the number describes a file closed behind our
+ * back (the kernel accepted the ADD), and must not act on this one.
  */
-static int add_unrecorded(int epfd, int fd, struct epoll_event *ev)
+static int add_locked(struct rs_ept_instance *i, int fd,
+    struct epoll_event *ev, struct rs_fd *e, bool record)
 {
-	struct rs_ept_instance *i = rs_epi_find(epfd);
-	int r = rs_epi_kctl(epfd, EPOLL_CTL_ADD, fd, ev->events, ev->data);
+	int r = rs_epi_kctl(i->epfd, EPOLL_CTL_ADD, fd, ev->events, ev->data);
 	struct rs_ept_record *g;
-
-	if (r < 0 || !i || !__atomic_load_n(&i->nrecords, __ATOMIC_ACQUIRE))
-		return r;
-	rs_epi_lock(i);
-	if ((g = rs_epi_record(i, fd)))
-		rs_epi_drop(i, g);
-	rs_epi_unlock(i);
-	return r;
-}
-
-/* EPOLL_CTL_ADD: the kernel decides, then the record follows. */
-static int ctl_add(int epfd, int fd, struct epoll_event *ev)
-{
-	struct rs_ept_instance *i;
-	struct rs_fd *e = NULL;
 	int64_t next = RS_NEVER;
 
-	if (!worth_recording(fd, &e))
-		return add_unrecorded(epfd, fd, ev);
-	if (!(i = rs_epi_find(epfd)) && !(i = rs_epi_get(epfd)))
-		return rs_epi_kctl(epfd, EPOLL_CTL_ADD, fd, ev->events,
-		    ev->data);
-	rs_epi_lock(i);
-	int r = rs_epi_kctl(epfd, EPOLL_CTL_ADD, fd, ev->events, ev->data);
-	struct rs_ept_record *g;
-
-	/* A record kept after a DEL, or left from a number closed behind
-	   our back, is reused. */
-	if (r == 0 && (g = rs_epi_add(i, fd))) {
+	if (r < 0)
+		return r;
+	if (!record) {
+		if ((g = rs_epi_record(i, fd)))
+			rs_epi_drop(i, g);
+	} else if ((g = rs_epi_add(i, fd))) {
 		g->events = ev->events;
 		g->data = ev->data;
 		g->kmode = RS_EPT_PROGRAM;
 		sync_fd(i, g, e, 0, false, RS_EPT_NOW_UNREAD, &next);
 	}
+	return r;
+}
+
+/*
+ * EPOLL_CTL_ADD on the general path; i is epfd's instance or NULL.  The
+ * getpeername of worth_recording() is made before the lock is taken.
+ */
+static int ctl_add(int epfd, struct rs_ept_instance *i, int fd,
+    struct epoll_event *ev, struct rs_fd *e)
+{
+	bool record = worth_recording(fd, &e);
+	int r;
+
+	if (record && !i)
+		i = rs_epi_get(epfd);
+	if (!i || (!record && !rs_ept_has_records(i)))
+		return rs_epi_kctl(epfd, EPOLL_CTL_ADD, fd, ev->events,
+		    ev->data);
+	rs_epi_lock(i);
+	r = add_locked(i, fd, ev, e, record);
 	rs_epi_unlock(i);
 	return r;
 }
 
 /*
- * EPOLL_CTL_MOD and DEL of a recorded fd: while the library holds the
- * kernel registration, only the record changes.
+ * With i locked: EPOLL_CTL_MOD and DEL on the general path.  While the
+ * library holds the kernel registration of a recorded fd, only the record
+ * changes.
  */
-static int ctl_recorded(struct rs_ept_instance *i, struct rs_ept_record *g,
-    int op, struct epoll_event *ev)
+static int ctl_locked(struct rs_ept_instance *i, struct rs_ept_record *g,
+    int op, int fd, struct epoll_event *ev)
 {
 	int64_t next = RS_NEVER;
 	int r = 0;
 
+	if (!g || !g->live)
+		return rs_epi_kctl(i->epfd, op, fd, ev ? ev->events : 0,
+		    ev ? ev->data : (epoll_data_t){ 0 });
 	if (op == EPOLL_CTL_DEL) {
 		if (g->kmode != RS_EPT_ABSENT)
 			r = rs_epi_kctl(i->epfd, op, g->fd, 0, g->data);
@@ -310,77 +327,159 @@ static int ctl_recorded(struct rs_ept_instance *i, struct rs_ept_record *g,
 }
 
 /*
- * With i locked: the epoll_ctl calls of a request on a connected socket
- * with a read or write timeout, whose record comes and goes with the
- * program's registration (ADD after DEL reuses it) and needs nothing but
- * its timer: the kernel call, the record's fields, the timer (lazily).
- * Returns whether it took the call, with its result in *res; the general
- * path (ctl_add(), ctl_recorded()) does the same in these cases, with
- * more looking.
+ * Whether the express path may take op on record g of connected socket
+ * e: nothing pending, withdrawn or being judged by the HTTP engine, and
+ * the program's registration in the kernel (not registered, for an ADD
+ * after a DEL).  A few loads from one cache line of each.
  */
-static bool express(struct rs_ept_instance *i, int op, int fd,
-    const struct epoll_event *ev, int *res)
+static inline bool express_ok(const struct rs_ept_record *g,
+    const struct rs_fd *e, int op)
 {
-	const struct rs_runtime *rt = rs_runtime_peek();
-	struct rs_ept_record *g = rs_epi_record(i, fd);
-	struct rs_fd *e;
+	if (g->unsettled || rs_fd_state(e) != RS_FD_CONNECTED ||
+	    rs_hwait_wanted(e))
+		return false;
+	return op == EPOLL_CTL_ADD ? !g->live :
+	    g->live && g->kmode == RS_EPT_PROGRAM;
+}
 
-	if (!g || g->pending || g->restore || g->disarmed || g->reported ||
-	    (rt && !rt->active) || !(e = rs_fd_get(fd)) ||
-	    rs_fd_state(e) != RS_FD_CONNECTED || rs_hwait_wanted(e) ||
-	    rs_ept_idle_socket(e))
-		return false;
+/*
+ * With i locked: the epoll_ctl calls of a request on a connected socket
+ * with a read or write timeout, once express_ok(): the kernel call made
+ * as the program made it, the record's fields, and the timer only when
+ * timer_covers() cannot keep it.  Returns 0, or -1 with the real call's
+ * errno (libc's convention), or 1 when it declines: an ADD or MOD of a
+ * socket left with no timeout, whose record the general path drops.  The
+ * general path does the same in the other cases, with more looking.
+ */
+static inline int express(struct rs_ept_instance *i,
+    struct rs_ept_record *g, struct rs_fd *e, int op,
+    struct epoll_event *ev)
+{
 	if (op == EPOLL_CTL_DEL) {
-		if (!g->live || g->kmode != RS_EPT_PROGRAM)
-			return false;
-		*res = rs_epi_kctl(i->epfd, op, fd, 0, g->data);
-		*res = *res == -ENOENT ? 0 : *res;
-		rs_epi_idle(i, g);
-		return true;
+		int save = errno;
+
+		/* A registration the kernel lost (its file closed behind
+		   our back) is gone all the same. */
+		if (rs_realfast_epoll_ctl(i->epfd, op, g->fd, ev) < 0) {
+			if (errno != ENOENT)
+				return -1;
+			errno = save;
+		}
+		/* rs_epi_idle(), of which nothing else applies here; the
+		   timer stays for the next ADD. */
+		g->live = false;
+		g->kmode = RS_EPT_ABSENT;
+		g->events = 0;
+		g->data.u64 = 0;
+		return 0;
 	}
-	if (op == EPOLL_CTL_ADD ? g->live : !g->live ||
-	    g->kmode != RS_EPT_PROGRAM)
-		return false;
-	if ((*res = rs_epi_kctl(i->epfd, op, fd, ev->events, ev->data)) < 0)
-		return true;
+	short io = io_events(ev->events);
+	/* A timer kept also says the socket has a timeout (sync_timer()). */
+	bool keep = io && timer_covers(g, e, io);
+
+	if (!keep && rs_ept_idle_socket(e))
+		return 1;
+	if (rs_realfast_epoll_ctl(i->epfd, op, g->fd, ev) < 0)
+		return -1;
 	g->events = ev->events;
 	g->data = ev->data;
 	g->live = true;
 	g->kmode = RS_EPT_PROGRAM;
-	sync_timer(i, g, e, RS_EPT_NOW_UNREAD);
-	return true;
+	if (!keep)
+		sync_timer(i, g, e, RS_EPT_NOW_UNREAD);
+	return 0;
+}
+
+/* An engine result (-errno on failure) in libc's convention; the engine
+   leaves errno alone on success. */
+static int libc_ret(int r)
+{
+	if (r >= 0)
+		return r;
+	errno = -r;
+	return -1;
+}
+
+/*
+ * With i locked: the general path of a call on an instance with records,
+ * in libc's convention.  Out of line, like the other general paths, so
+ * that the express path stays short.
+ */
+static __attribute__((noinline)) int ctl_general(struct rs_ept_instance *i,
+    struct rs_ept_record *g, struct rs_fd *e, int op, int fd,
+    struct epoll_event *ev)
+{
+	if (op == EPOLL_CTL_ADD)
+		return libc_ret(add_locked(i, fd, ev, e,
+		    !rs_ept_idle_socket(e)));
+	return libc_ret(ctl_locked(i, g, op, fd, ev));
+}
+
+/*
+ * The general path of every call the express path does not look at: an
+ * instance without records, an unmanaged fd (whose ADD may need a record:
+ * the getpeername of worth_recording() is made before the lock is taken),
+ * a NULL event.
+ */
+static __attribute__((noinline)) int ctl_unlocked(int epfd,
+    struct rs_ept_instance *i, int op, int fd, struct epoll_event *ev)
+{
+	struct rs_fd *e = rs_fd_get(fd);
+	int r;
+
+	if (!ev && op != EPOLL_CTL_DEL)
+		return libc_ret(-EFAULT);
+	if (op == EPOLL_CTL_ADD && (!e || !rs_ept_has_records(i)))
+		return libc_ret(ctl_add(epfd, i, fd, ev, e));
+	if (!rs_ept_has_records(i))
+		return libc_ret(rs_epi_kctl(epfd, op, fd, ev ? ev->events : 0,
+		    ev ? ev->data : (epoll_data_t){ 0 }));
+	rs_epi_lock(i);
+	r = ctl_general(i, rs_epi_record(i, fd), e, op, fd, ev);
+	rs_epi_unlock(i);
+	return r;
+}
+
+/*
+ * rs_ept_epoll_ctl() once the plain system call is ruled out: the express
+ * path, else the general one.  Out of line, so that the plain call saves
+ * none of its registers.
+ */
+static __attribute__((noinline)) int ctl_managed(struct rs_ept_instance *i,
+    int epfd, int op, int fd, struct epoll_event *ev)
+{
+	struct rs_ept_record *g;
+	struct rs_fd *e;
+	int r;
+
+	if (!rs_ept_has_records(i) || !(e = rs_fd_get(fd)) ||
+	    (!ev && op != EPOLL_CTL_DEL))
+		return ctl_unlocked(epfd, i, op, fd, ev);
+	rs_epi_lock(i);
+	g = rs_epi_record(i, fd);
+	if (!g || !express_ok(g, e, op) ||
+	    (r = express(i, g, e, op, ev)) > 0)
+		r = ctl_general(i, g, e, op, fd, ev);
+	rs_epi_unlock(i);
+	return r;
+}
+
+int rs_ept_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+	struct rs_ept_instance *i = rs_ept_instance_of(epfd);
+
+	if (rs_ept_plain_in(i, op, fd))
+		return rs_realfast_epoll_ctl(epfd, op, fd, ev);
+	return ctl_managed(i, epfd, op, fd, ev);
 }
 
 int rs_ept_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
-	struct rs_ept_instance *i;
-	struct rs_ept_record *g;
-	int r;
+	int save = errno, r = rs_ept_epoll_ctl(epfd, op, fd, ev);
 
-	if (!ev && op != EPOLL_CTL_DEL)
-		return -EFAULT;
-	if ((i = rs_epi_find(epfd)) &&
-	    __atomic_load_n(&i->nrecords, __ATOMIC_ACQUIRE)) {
-		rs_epi_lock(i);
-		bool done = express(i, op, fd, ev, &r);
-
-		rs_epi_unlock(i);
-		if (done)
-			return r;
-	}
-	if (op == EPOLL_CTL_ADD)
-		return ctl_add(epfd, fd, ev);
-	if (!rs_epi_total() || !(i = rs_epi_find(epfd)) ||
-	    !__atomic_load_n(&i->nrecords, __ATOMIC_ACQUIRE))
-		return rs_epi_kctl(epfd, op, fd, ev ? ev->events : 0,
-		    ev ? ev->data : (epoll_data_t){ 0 });
-	rs_epi_lock(i);
-	r = (g = rs_epi_record(i, fd)) && g->live ?
-	    ctl_recorded(i, g, op, ev) :
-	    rs_epi_kctl(epfd, op, fd, ev ? ev->events : 0,
-		ev ? ev->data : (epoll_data_t){ 0 });
-
-	rs_epi_unlock(i);
+	if (r < 0)
+		r = -errno;
+	errno = save;
 	return r;
 }
 

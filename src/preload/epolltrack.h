@@ -25,8 +25,17 @@
 #include "epollinst.h"
 #include "fdtable.h"
 #include "io_timeout.h"
+#include "tdeadline.h"
 
-/* epoll_ctl, recording registrations of unconnected or managed sockets. */
+/*
+ * epoll_ctl in libc's convention (-1 and errno), for the exported name:
+ * the plain system call (rs_ept_ctl_plain()), the express path of a
+ * request on a managed socket with a timeout, or the general path, which
+ * records registrations of unconnected or managed sockets.
+ */
+int rs_ept_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev);
+
+/* The same, returning 0 or -errno and leaving errno alone. */
 int rs_ept_ctl(int epfd, int op, int fd, struct epoll_event *ev);
 
 /*
@@ -43,25 +52,51 @@ static inline bool rs_ept_idle_socket(const struct rs_fd *e)
 	    !s->http.enabled && rs_io_process_deadline() == RS_NEVER;
 }
 
-/*
- * Returns whether epoll_ctl(epfd, op, fd) is the plain system call: the
- * instance has no records and, for an ADD, fd is a connected socket the
- * waits have nothing to do for.  A few loads, no lock, no system call;
- * inline, since the exported epoll_ctl asks it first.
- */
-static inline bool rs_ept_ctl_plain(int epfd, int op, int fd)
+/* The instance of epfd when any instance has records, else NULL. */
+static inline struct rs_ept_instance *rs_ept_instance_of(int epfd)
 {
-	struct rs_ept_instance *i = rs_epi_total() ? rs_epi_find(epfd) : NULL;
+	return rs_epi_total() ? rs_epi_find(epfd) : NULL;
+}
+
+/* Whether instance i (or NULL) has records; an atomic load. */
+static inline bool rs_ept_has_records(const struct rs_ept_instance *i)
+{
+	return i && __atomic_load_n(&i->nrecords, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Returns whether epoll_ctl(op, fd) on instance i (or NULL) is the plain
+ * system call: the instance has no records and, for an ADD, fd is a
+ * connected socket the waits have nothing to do for.  A few loads, no
+ * lock, no system call.
+ */
+static inline bool rs_ept_plain_in(const struct rs_ept_instance *i, int op,
+    int fd)
+{
 	struct rs_fd *e;
 
 	/* Records of the instance may need updating (or, for an ADD,
 	   dropping: they would be stale). */
-	if (i && __atomic_load_n(&i->nrecords, __ATOMIC_ACQUIRE))
+	if (rs_ept_has_records(i))
 		return false;
 	if (op != EPOLL_CTL_ADD)
 		return true;
-	/* An unmanaged fd may be a socket whose connect is yet to come. */
-	return (e = rs_fd_get(fd)) && rs_ept_idle_socket(e);
+	/* An unmanaged fd may be a socket whose connect is yet to come.
+	   rs_ept_idle_socket(), but a thread that may have a deadline goes
+	   the general way: so the plain call makes no call of its own. */
+	if (!(e = rs_fd_get(fd)) || !rs_tdeadline_none())
+		return false;
+	const struct rs_settings *s = e->settings;
+
+	return rs_fd_state(e) == RS_FD_CONNECTED &&
+	    s->read_timeout_ms == RS_OFF && s->write_timeout_ms == RS_OFF &&
+	    !s->http.enabled;
+}
+
+/* rs_ept_plain_in() for epfd's instance. */
+static inline bool rs_ept_ctl_plain(int epfd, int op, int fd)
+{
+	return rs_ept_plain_in(rs_ept_instance_of(epfd), op, fd);
 }
 
 /* For rs_ept_sync(): the caller has not read the clock (epoll_ctl on a

@@ -362,9 +362,9 @@ EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *x,
 
 EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
-	if (rs_guard_active() || rs_ept_ctl_plain(epfd, op, fd))
+	if (rs_guard_active())
 		return rs_real_epoll_ctl(epfd, op, fd, ev);
-	return LIBC_RET(rs_wait_epoll_ctl(epfd, op, fd, ev));
+	return rs_ept_epoll_ctl(epfd, op, fd, ev);
 }
 
 EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int tmo)

@@ -118,7 +118,7 @@ REAL(int, pselect,
     (int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *t,
 	const sigset_t *m),
     (n, r, w, e, t, m))
-REAL(int, epoll_ctl, (int ep, int op, int fd, struct epoll_event *ev),
+HOT(int, epoll_ctl, (int ep, int op, int fd, struct epoll_event *ev),
     (ep, op, fd, ev))
 REAL(int, epoll_wait, (int ep, struct epoll_event *ev, int mx, int t),
     (ep, ev, mx, t))

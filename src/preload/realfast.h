@@ -1,7 +1,7 @@
 /*
  * realfast.h - inline forwarders to the real reads and writes, for the
  * exported names' fast paths (interpose_io.c) and the io engine's first
- * tries (io.c).
+ * tries (io.c), and to epoll_ctl for its express path (epolltrack.c).
  *
  * rs_realfast_<name>() loads the pointer real.c resolved for <name> and
  * calls it: no call into real.c, so the wrapper of a descriptor the library
@@ -12,6 +12,8 @@
  */
 #ifndef RS_REALFAST_H
 #define RS_REALFAST_H
+
+#include <sys/epoll.h>
 
 #include "real.h"
 
@@ -53,6 +55,10 @@ RS_REALFAST(int, recvmmsg,
     (fd, v, n, fl, t))
 RS_REALFAST(int, sendmmsg, (int fd, struct mmsghdr *v, unsigned n, int fl),
     (fd, v, n, fl))
+
+/* For epoll_ctl's express path (epolltrack.c). */
+RS_REALFAST(int, epoll_ctl, (int ep, int op, int fd, struct epoll_event *ev),
+    (ep, op, fd, ev))
 
 #undef RS_REALFAST
 

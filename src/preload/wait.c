@@ -1,6 +1,7 @@
 /*
- * wait.c - the program's waits: poll, ppoll, select, pselect (epoll is in
- * waitepoll.c, over epolltrack.c and epollwait.c).
+ * wait.c - the program's waits: poll and ppoll, and the managed wait under
+ * select and pselect (waitselect.c translates them); epoll is in
+ * waitepoll.c, over epolltrack.c and epollwait.c.
  *
  * A wait that involves a managed socket whose connect is pending, failed
  * or whose read/write timeout may expire runs as a loop of real ppoll
@@ -12,12 +13,11 @@
  * only shared state is the fd table, whose entries lock themselves.
  */
 #include "wait.h"
+#include "waitpoll.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "clock.h"
 #include "connect_events.h"
@@ -29,8 +29,6 @@
 
 /* Waits with up to this many involved descriptors need no allocation. */
 #define STACK_ITEMS 64
-
-#define ULBITS (CHAR_BIT * sizeof(unsigned long))
 
 /* One pollfd entry the library looks after during a wait. */
 struct watched {
@@ -44,7 +42,13 @@ struct watched {
 	bool expire;		/* read/write timeout reached */
 	bool http;		/* an HTTP response is judged (httpwait.h) */
 	bool http_ready;	/* the kernel reported it to the engine */
+	int64_t due_ms;		/* scan(): its read/write deadline when that
+				   is all the wait looks after it for, else
+				   NOT_TIMED_ONLY */
 };
+
+/* watched.due_ms of an item with more to it than a timeout. */
+#define NOT_TIMED_ONLY INT64_MIN
 
 /* One wait in progress. */
 struct pwait {
@@ -58,10 +62,13 @@ struct pwait {
 
 /*
  * Returns whether the wait must look after e: its connect is pending, or
- * failed and not yet reported, or a read/write deadline applies.
+ * failed and not yet reported, or a read/write deadline applies.  *due is
+ * that deadline when it is the only reason, else NOT_TIMED_ONLY.
  */
-static bool involved(const struct rs_fd *e, short events, int64_t now)
+static bool involved(const struct rs_fd *e, short events, int64_t now,
+    int64_t *due)
 {
+	*due = NOT_TIMED_ONLY;
 	if ((events & POLLIN) && rs_hwait_wanted(e))
 		return true;
 	switch (rs_fd_state(e)) {
@@ -73,7 +80,7 @@ static bool involved(const struct rs_fd *e, short events, int64_t now)
 	case RS_FD_CONNECTED:
 		events &= POLLIN | POLLOUT;
 		return events &&
-		    rs_io_wait_deadline(e, events, now) != RS_NEVER;
+		    (*due = rs_io_wait_deadline(e, events, now)) != RS_NEVER;
 	default:
 		return false;
 	}
@@ -98,11 +105,14 @@ static size_t scan(const struct pollfd *fds, nfds_t n, struct watched *items,
 			*now = rs_clock_now_ms();
 			*read = true;
 		}
-		if (!involved(e, fds[i].events, *now))
+		int64_t due;
+
+		if (!involved(e, fds[i].events, *now, &due))
 			continue;
 		if (count < cap)
 			items[count] = (struct watched){ .idx = i, .e = e,
-				.fd = fds[i].fd, .events = fds[i].events };
+				.fd = fds[i].fd, .events = fds[i].events,
+				.due_ms = due };
 		count++;
 	}
 	return count;
@@ -313,6 +323,38 @@ static int poll_loop(struct pwait *w, int64_t now)
 }
 
 /*
+ * The managed wait of a request's steady state: every involved descriptor
+ * is a connected socket whose read or write timeout, not yet due, is all
+ * the wait looks after it for.  Then one real wait on the program's array
+ * as it is, until the earliest deadline or the program's end, is the
+ * whole of it when the kernel reports something (or fails): poll_loop()
+ * would translate nothing.  Returns whether it took the wait, its result
+ * in *res; when nothing came, poll_loop() goes on (a timeout may be due).
+ */
+static bool timed_only_wait(struct pwait *w, int64_t *now, int *res)
+{
+	int64_t next = w->end_ms;
+
+	for (size_t i = 0; i < w->count; i++) {
+		/* NOT_TIMED_ONLY is below any time too. */
+		if (w->items[i].due_ms <= *now)
+			return false;
+		next = rs_clock_min(next, w->items[i].due_ms);
+	}
+	*res = real_wait(w, rs_clock_remaining_ms(next, *now));
+	if (*res < 0) {
+		*res = -errno;
+		return true;
+	}
+	if (*res > 0)
+		return true;
+	/* Nothing: the program's time is up, or poll_loop() reports the
+	   timeouts now due and waits out the rest. */
+	*now = rs_clock_now_ms();
+	return *now >= w->end_ms;
+}
+
+/*
  * Runs the managed wait on fds, whose count involved entries scan() put
  * in stack (as many as fit; the rest are found again here).
  */
@@ -323,21 +365,31 @@ static int poll_run(struct pollfd *fds, nfds_t n, struct watched *stack,
 		.mask = mask, .items = stack, .count = count };
 	bool read = true;
 
+	int r;
+
+	if (count <= STACK_ITEMS && timed_only_wait(&w, &now, &r))
+		return r;
 	if (count > STACK_ITEMS) {
 		w.items = malloc(count * sizeof(*w.items));
 		if (!w.items)
 			return -ENOMEM;
 		w.count = scan(fds, n, w.items, count, &now, &read);
 	}
-	int r = poll_loop(&w, now);
+	r = poll_loop(&w, now);
 
 	if (w.items != stack)
 		free(w.items);
 	return r;
 }
 
-/* Runs a wait on fds (select's), managed when a descriptor is involved. */
-static int poll_common(struct pollfd *fds, nfds_t n, int64_t end_ms,
+bool rs_wait_involved(const struct rs_fd *e, short events, int64_t now)
+{
+	int64_t due;
+
+	return involved(e, events, now, &due);
+}
+
+int rs_wait_poll_common(struct pollfd *fds, nfds_t n, int64_t end_ms,
     const sigset_t *mask)
 {
 	struct watched stack[STACK_ITEMS];
@@ -390,178 +442,4 @@ int rs_wait_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 		return r < 0 ? -errno : r;
 	}
 	return poll_run(fds, n, stack, count, end, now, mask);
-}
-
-/* ---- select and pselect, translated to poll ---- */
-
-static bool bit(const fd_set *s, int fd)
-{
-	return s && (((const unsigned long *)(const void *)s)[fd / ULBITS] >>
-	    (fd % ULBITS)) & 1;
-}
-
-static void set_bit(fd_set *s, int fd)
-{
-	((unsigned long *)(void *)s)[fd / ULBITS] |= 1UL << (fd % ULBITS);
-}
-
-/* The bits of word i of whichever sets are given. */
-static unsigned long word(const fd_set *r, const fd_set *w, const fd_set *x,
-    int i)
-{
-	unsigned long v = 0;
-
-	if (r)
-		v |= ((const unsigned long *)(const void *)r)[i];
-	if (w)
-		v |= ((const unsigned long *)(const void *)w)[i];
-	if (x)
-		v |= ((const unsigned long *)(const void *)x)[i];
-	return v;
-}
-
-/*
- * Counts the descriptors in the sets (below n) and whether any of them is
- * involved; fills fds when it is not NULL.
- */
-static size_t sel_scan(int n, const fd_set *r, const fd_set *w,
-    const fd_set *x, struct pollfd *fds, bool *any)
-{
-	size_t count = 0;
-	int64_t now = 0;
-
-	for (int i = 0; i * (int)ULBITS < n; i++) {
-		unsigned long v = word(r, w, x, i);
-
-		for (; v; v &= v - 1) {
-			int fd = i * (int)ULBITS + __builtin_ctzl(v);
-			short ev = (bit(r, fd) ? POLLIN : 0) |
-			    (bit(w, fd) ? POLLOUT : 0) |
-			    (bit(x, fd) ? POLLPRI : 0);
-			struct rs_fd *e;
-
-			if (fd >= n)
-				break;
-			if (fds)
-				fds[count] = (struct pollfd){ fd, ev, 0 };
-			count++;
-			if (*any || !(e = rs_fd_get(fd)))
-				continue;
-			if (!now)
-				now = rs_clock_now_ms();
-			*any = involved(e, ev, now);
-		}
-	}
-	return count;
-}
-
-/* Clears the words of a set that cover n descriptors. */
-static void zero_set(fd_set *s, int n)
-{
-	if (s)
-		memset(s, 0, (size_t)(n + ULBITS - 1) / ULBITS *
-		    sizeof(unsigned long));
-}
-
-/* Writes poll results back into the sets as Linux select does. */
-static int sel_results(int n, fd_set *r, fd_set *w, fd_set *x,
-    const struct pollfd *fds, size_t count)
-{
-	int ready = 0;
-
-	for (size_t i = 0; i < count; i++)
-		if (fds[i].revents & POLLNVAL)
-			return -EBADF;
-	zero_set(r, n);
-	zero_set(w, n);
-	zero_set(x, n);
-	for (size_t i = 0; i < count; i++) {
-		short ev = fds[i].events, re = fds[i].revents;
-
-		if (fds[i].fd < 0)
-			continue;
-		if ((ev & POLLIN) && (re & (POLLIN | POLLHUP | POLLERR)))
-			set_bit(r, fds[i].fd), ready++;
-		if ((ev & POLLOUT) && (re & (POLLOUT | POLLERR)))
-			set_bit(w, fds[i].fd), ready++;
-		if ((ev & POLLPRI) && (re & POLLPRI))
-			set_bit(x, fds[i].fd), ready++;
-	}
-	return ready;
-}
-
-/* The managed select: returns the ready count, or -errno. */
-static int sel_managed(int n, fd_set *r, fd_set *w, fd_set *x,
-    int64_t end_ms, const sigset_t *mask, size_t count)
-{
-	struct pollfd stack[STACK_ITEMS], *fds = stack;
-	bool any = false;
-
-	if (count > STACK_ITEMS && !(fds = malloc(count * sizeof(*fds))))
-		return -ENOMEM;
-	sel_scan(n, r, w, x, fds, &any);
-	int ret;
-
-	/*
-	 * poll may report what select does not (POLLHUP on a descriptor only
-	 * in exceptfds): such a round reports nothing, and the descriptor is
-	 * left out of the rest of the wait so that it cannot spin.
-	 */
-	for (;;) {
-		ret = poll_common(fds, count, end_ms, mask);
-		if (ret >= 0)
-			ret = sel_results(n, r, w, x, fds, count);
-		if (ret != 0 || rs_clock_now_ms() >= end_ms)
-			break;
-		for (size_t i = 0; i < count; i++)
-			if (fds[i].revents)
-				fds[i].fd = -1;
-	}
-	if (fds != stack)
-		free(fds);
-	return ret;
-}
-
-int rs_wait_select(int n, fd_set *r, fd_set *w, fd_set *x,
-    struct timeval *tmo)
-{
-	bool any = false;
-	size_t count = n > 0 ? sel_scan(n, r, w, x, NULL, &any) : 0;
-
-	if (!any || (tmo && (tmo->tv_sec < 0 || tmo->tv_usec < 0))) {
-		int ret = rs_real_select(n, r, w, x, tmo);
-
-		return ret < 0 ? -errno : ret;
-	}
-	int64_t now = rs_clock_now_ms(), end = RS_NEVER;
-
-	if (tmo && tmo->tv_sec <= INT32_MAX)
-		end = rs_clock_after(now, rs_clock_timeval_ms(tmo));
-	int ret = sel_managed(n, r, w, x, end, NULL, count);
-
-	/* Linux select leaves the time not slept in *tmo (end is 1 ms past
-	   the timeout's own end: rs_clock_after()). */
-	if (tmo && end != RS_NEVER) {
-		int64_t left = end - 1 - rs_clock_now_ms();
-
-		left = left < 0 ? 0 : left;
-		tmo->tv_sec = left / 1000;
-		tmo->tv_usec = (left % 1000) * 1000;
-	}
-	return ret;
-}
-
-int rs_wait_pselect(int n, fd_set *r, fd_set *w, fd_set *x,
-    const struct timespec *tmo, const sigset_t *mask)
-{
-	bool any = false;
-	size_t count = n > 0 ? sel_scan(n, r, w, x, NULL, &any) : 0;
-	int64_t end;
-
-	if (!any || (end = rs_wait_end_ms(tmo, rs_clock_now_ms())) < 0) {
-		int ret = rs_real_pselect(n, r, w, x, tmo, mask);
-
-		return ret < 0 ? -errno : ret;
-	}
-	return sel_managed(n, r, w, x, end, mask, count);
 }

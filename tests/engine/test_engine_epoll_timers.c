@@ -26,6 +26,7 @@
 #include "fake.h"
 #include "fdtable.h"
 #include "io.h"
+#include "real.h"
 #include "wait.h"
 
 #define EP 120
@@ -224,6 +225,79 @@ static void test_plain_epoll_ctl(void **state)
 	fk_done();
 }
 
+/*
+ * The express path of a request's epoll_ctl calls makes the program's
+ * calls and no others, and their errors are the kernel's: an ADD of a
+ * registered socket, a DEL or MOD of one that is not (the general path
+ * answers those, under the same lock), with errno left alone.
+ */
+static void test_express_calls_are_the_programs(void **state)
+{
+	static const struct fk_step steps[] = { FK_STOP };
+
+	(void)state;
+	fk_script(steps);
+	fk_connected(FD, fk_policy(FK_POLICY("3", "500ms", "off")), true);
+	assert_int_equal(ctl(EPOLL_CTL_ADD, EPOLLIN), 0);
+	errno = EIO;
+	assert_int_equal(ctl(EPOLL_CTL_ADD, EPOLLIN), -EEXIST);
+	assert_int_equal(errno, EIO);
+	assert_int_equal(ctl(EPOLL_CTL_DEL, 0), 0);
+	assert_int_equal(ctl(EPOLL_CTL_DEL, 0), -ENOENT);
+	assert_int_equal(ctl(EPOLL_CTL_MOD, EPOLLOUT), -ENOENT);
+	assert_int_equal(ctl(EPOLL_CTL_ADD, EPOLLIN | EPOLLET), 0);
+	assert_int_equal(ctl(EPOLL_CTL_MOD, EPOLLOUT), 0);
+	assert_int_equal(fk_epoll_reg(EP, FD)->events, EPOLLOUT);
+	assert_int_equal(fk_epoll_reg(EP, FD)->data, DATA);
+	assert_int_equal(fk_epoll_ctl_count(EPOLL_CTL_ADD), 3);
+	assert_int_equal(fk_epoll_ctl_count(EPOLL_CTL_DEL), 2);
+	assert_int_equal(fk_epoll_ctl_count(EPOLL_CTL_MOD), 2);
+	/* In libc's convention, as the exported name returns it. */
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = DATA };
+
+	errno = 0;
+	assert_int_equal(rs_ept_epoll_ctl(EP, EPOLL_CTL_ADD, FD, &ev), -1);
+	assert_int_equal(errno, EEXIST);
+	/* A registration the kernel lost behind our back: the DEL is done
+	   all the same, errno untouched. */
+	assert_int_equal(rs_real_epoll_ctl(EP, EPOLL_CTL_DEL, FD, NULL), 0);
+	errno = EIO;
+	assert_int_equal(rs_ept_epoll_ctl(EP, EPOLL_CTL_DEL, FD, NULL), 0);
+	assert_int_equal(errno, EIO);
+	assert_int_equal(ctl(EPOLL_CTL_ADD, EPOLLIN), 0);
+	fk_done();
+}
+
+/*
+ * A one-shot whose timeout was reported is withdrawn from the kernel; the
+ * program's MOD that re-arms it is declined by the express path and done
+ * by the general one: the program's registration is back in the kernel
+ * and the timeout, not yet read, is due at once.
+ */
+static void test_rearm_after_oneshot_timeout(void **state)
+{
+	static const struct fk_step steps[] = {
+		EWAIT_QUIET(501),
+		FK_POLL_QUIET(0),
+		EWAIT_QUIET(0),
+		FK_STOP,
+	};
+	uint32_t os = EPOLLIN | EPOLLONESHOT;
+
+	(void)state;
+	fk_script(steps);
+	fk_connected(FD, fk_policy(FK_POLICY("3", "500ms", "off")), true);
+	assert_int_equal(ctl(EPOLL_CTL_ADD, os), 0);
+	assert_timeout_at(EPOLLIN, 501);
+	assert_null(fk_epoll_reg(EP, FD));
+	assert_int_equal(ctl(EPOLL_CTL_MOD, os), 0);
+	assert_non_null(fk_epoll_reg(EP, FD));
+	assert_int_equal(fk_epoll_reg(EP, FD)->events, os);
+	assert_int_equal(fk_epoll_reg(EP, FD)->data, DATA);
+	assert_true(rs_ept_busy(EP));
+	fk_done();
+}
+
 #define LOCK_ROUNDS 200000
 
 static struct rs_ept_instance *g_inst;
@@ -266,6 +340,8 @@ int main(void)
 		cmocka_unit_test(test_pending_timeout_due_at_once_after_readd),
 		cmocka_unit_test(test_kept_timer_of_failed_socket_dropped),
 		cmocka_unit_test(test_plain_epoll_ctl),
+		cmocka_unit_test(test_express_calls_are_the_programs),
+		cmocka_unit_test(test_rearm_after_oneshot_timeout),
 		cmocka_unit_test(test_instance_lock_excludes),
 	};
 

@@ -173,6 +173,23 @@ static const struct wait_case cases[] = {
 		.want = 1, .want_revents = POLLIN, .want_ms = 40,
 	},
 	{
+		.name = "poll: data on another descriptor before read_timeout: "
+			"one real wait, the kernel's answer as it is",
+		.policy = POLICY("3", "500ms", "off"), .start = CONNECTED,
+		.call = POLL, .events = POLLIN, .with_other = true,
+		.timeout_ms = -1,
+		.steps = { FK_PPOLL_READY(501, 30, OTHER, POLLIN) },
+		.want = 1, .want_revents = 0, .want_ms = 30,
+	},
+	{
+		.name = "poll: a signal during a wait under read_timeout is "
+			"the program's",
+		.policy = POLICY("3", "500ms", "off"), .start = CONNECTED,
+		.call = POLL, .events = POLLIN, .timeout_ms = 2000,
+		.steps = { FK_PPOLL_EINTR(20) },
+		.want = -EINTR, .want_ms = 20,
+	},
+	{
 		.name = "poll: the program's shorter timeout, no timeout "
 			"reported",
 		.policy = POLICY("3", "500ms", "off"), .start = CONNECTED,

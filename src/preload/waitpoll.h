@@ -1,0 +1,30 @@
+/*
+ * waitpoll.h - what the select translation (waitselect.c) uses of the
+ * poll engine (wait.c).  Thread-safe, as wait.h.
+ */
+#ifndef RS_WAITPOLL_H
+#define RS_WAITPOLL_H
+
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fdtable.h"
+
+/*
+ * Returns whether a wait for events on e must be looked after: its
+ * connect is pending, or failed and not yet reported, or a read/write
+ * deadline applies.  now is the time.
+ */
+bool rs_wait_involved(const struct rs_fd *e, short events, int64_t now);
+
+/*
+ * Runs a wait on fds until end_ms (RS_NEVER: none) with the signal mask
+ * (NULL: the thread's), managed when a descriptor is involved: as
+ * rs_wait_ppoll() returns.
+ */
+int rs_wait_poll_common(struct pollfd *fds, nfds_t n, int64_t end_ms,
+    const sigset_t *mask);
+
+#endif /* RS_WAITPOLL_H */
