@@ -253,19 +253,34 @@ static int put(struct rs_ept_instance *i, struct rs_ept_record *r,
 	return e;
 }
 
+/*
+ * What a connect's tagged registration asks for: its completion
+ * (EPOLLOUT), and the program's own read events, so that the event that
+ * reports the completion carries them as the kernel reports them to the
+ * program without the library (data, or data and a reset, that came with
+ * the connection) and need not be asked again.  A socket in SYN_SENT
+ * reports none of them.
+ */
+static uint32_t connect_events(const struct rs_ept_record *r)
+{
+	return EPOLLOUT | (r->events & (EPOLLIN | EPOLLRDHUP | EPOLLPRI));
+}
+
 int rs_epi_set_kernel(struct rs_ept_instance *i, struct rs_ept_record *r,
     enum rs_ept_kernel mode)
 {
 	epoll_data_t d = { .u64 = RS_EPT_TAG | (uint32_t)r->fd };
 	bool was_tagged = rs_epi_tagged(r->kmode);
+	uint32_t tag = mode == RS_EPT_TAGGED ? connect_events(r) : EPOLLIN;
 	int e = 0;
 
-	if (mode == r->kmode && mode != RS_EPT_PROGRAM)
+	if (mode == r->kmode && mode != RS_EPT_PROGRAM &&
+	    (mode != RS_EPT_TAGGED || tag == r->tag_events))
 		return 0;
 	if (mode == RS_EPT_ABSENT)
 		e = rs_epi_kctl(i->epfd, EPOLL_CTL_DEL, r->fd, 0, d);
 	else if (rs_epi_tagged(mode))
-		e = put(i, r, mode == RS_EPT_TAGGED ? EPOLLOUT : EPOLLIN, d);
+		e = put(i, r, r->tag_events = tag, d);
 	else if (r->kmode != RS_EPT_PROGRAM)
 		e = put(i, r, r->events, r->data);
 	r->kmode = e < 0 && mode != RS_EPT_ABSENT ? RS_EPT_ABSENT : mode;

@@ -69,6 +69,8 @@ struct rs_ept_record {
 		};
 		uint32_t unsettled;	/* nonzero: one of them is set */
 	};
+	uint32_t tag_events;	/* what a tagged registration for a connect
+				   asks the kernel for (rs_epi_set_kernel()) */
 	const struct rs_settings *key_settings;	/* ...under these */
 	struct rs_heap_node timer;	/* a read/write timeout */
 	struct rs_ept_record *pnext;	/* pending list */

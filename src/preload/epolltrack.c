@@ -67,15 +67,21 @@ static uint32_t report_failure(struct rs_ept_instance *i,
 }
 
 /*
- * The kernel reported the completion of r's connect to us, in a wait: the
- * program must see it in this same wait, with its own mask, whatever else
- * is ready (for EPOLLET and EPOLLONESHOT too: the edge will not come
- * again).  A one-shot that fires is withdrawn until the program re-arms.
+ * The kernel reported the completion of r's connect to us, in a wait,
+ * with the events got: the program must see it in this same wait, with
+ * its own mask, whatever else is ready (for EPOLLET and EPOLLONESHOT too:
+ * the edge will not come again).  The tagged registration asked for the
+ * program's read events too (epollinst.c), so got is what the kernel
+ * reports to the program without the library; only when the program asked
+ * for more since is the kernel asked again.  A one-shot that fires is
+ * withdrawn until the program re-arms.
  */
 static uint32_t report_connected(struct rs_ept_instance *i,
-    struct rs_ept_record *r)
+    struct rs_ept_record *r, uint32_t got)
 {
-	uint32_t rev = rs_connect_kernel_events(r->fd, r->events);
+	uint32_t want = (r->events & 0xffffu) | EPOLLERR | EPOLLHUP;
+	uint32_t rev = (r->events & 0xffffu & ~r->tag_events) ?
+	    rs_connect_kernel_events(r->fd, r->events) : got & want;
 
 	if (rev && (r->events & EPOLLONESHOT)) {
 		r->disarmed = true;
@@ -180,7 +186,7 @@ static uint32_t sync_fd(struct rs_ept_instance *i, struct rs_ept_record *r,
 		}
 		st = rs_fd_state(e);
 		if (st == RS_FD_CONNECTED && ready && in_wait)
-			rev = report_connected(i, r);
+			rev = report_connected(i, r, (uint32_t)ready);
 	}
 	if (st == RS_FD_FAILED && !r->reported && e->final_error) {
 		if (in_wait)

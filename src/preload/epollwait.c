@@ -163,7 +163,8 @@ static int translate(struct rs_ept_instance *i, struct epoll_event *ev, int n,
 			    (int)(uint32_t)e.data.u64) : NULL;
 
 			if (!r || !rs_epi_tagged(r->kmode) ||
-			    !(e.events = rs_ept_sync(i, r, 1, true, now, &next)))
+			    !(e.events = rs_ept_sync(i, r, (int)e.events, true,
+				now, &next)))
 				continue;
 			e.data = r->data;
 		}
