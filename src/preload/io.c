@@ -141,13 +141,20 @@ static inline int first_flags(struct rs_fd *e, int fd, bool out, int flags,
 /*
  * After a kernel-timed first try that failed with *r: returns true when
  * *r is final (the program's own timeout, or a signal it does not restart
- * after); else *r becomes -EAGAIN and the slow path waits out the rest.
+ * after, or -EBADF: another thread closed the descriptor while the kernel
+ * waited, and the entry may be another connection's now, so its settings
+ * cannot say whose timer fired); else *r becomes -EAGAIN and the slow
+ * path waits out the rest.
  */
-static inline bool kernel_timed_final(struct rs_fd *e, bool out, bool kt,
-    ssize_t *r)
+static inline bool kernel_timed_final(struct rs_fd *e, bool out,
+    const struct first_try *t, ssize_t *r)
 {
-	if (!kt || (*r != -EAGAIN && *r != -EINTR))
+	if (!t->kt || (*r != -EAGAIN && *r != -EINTR))
 		return false;
+	if (rs_fd_gen(e) != t->gen) {
+		*r = -EBADF;
+		return true;
+	}
 	if (rs_ktimeo_after(e, out, (int)*r) < 0)
 		return true;
 	*r = -EAGAIN;
@@ -167,7 +174,7 @@ HOT ssize_t rs_io_read(struct rs_fd *e, int fd, void *buf, size_t n)
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_recv(fd, buf, n,
 	    first_flags(e, fd, false, 0, &ft)));
 
-	if (kernel_timed_final(e, false, ft.kt, &r))
+	if (kernel_timed_final(e, false, &ft, &r))
 		return r;
 
 	if (no_longer_socket(fd, r))
@@ -194,7 +201,7 @@ HOT ssize_t rs_io_readv(struct rs_fd *e, int fd, const struct iovec *iov,
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_recvmsg(fd, &m,
 	    first_flags(e, fd, false, 0, &ft)));
 
-	if (kernel_timed_final(e, false, ft.kt, &r))
+	if (kernel_timed_final(e, false, &ft, &r))
 		return r;
 
 	if (no_longer_socket(fd, r))
@@ -217,7 +224,7 @@ HOT ssize_t rs_io_recv(struct rs_fd *e, int fd, void *buf, size_t n,
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_recv(fd, buf, n,
 	    first_flags(e, fd, false, flags, &ft)));
 
-	if (kernel_timed_final(e, false, ft.kt, &r))
+	if (kernel_timed_final(e, false, &ft, &r))
 		return r;
 
 	if (first_try_settles(r, n, flags))
@@ -241,7 +248,7 @@ HOT ssize_t rs_io_recvfrom(struct rs_fd *e, int fd, void *buf, size_t n,
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_recvfrom(fd, buf, n,
 	    first_flags(e, fd, false, flags, &ft), sa, len));
 
-	if (kernel_timed_final(e, false, ft.kt, &r))
+	if (kernel_timed_final(e, false, &ft, &r))
 		return r;
 
 	if (first_try_settles(r, n, flags))
@@ -268,7 +275,7 @@ HOT ssize_t rs_io_recvmsg(struct rs_fd *e, int fd, struct msghdr *msg,
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_recvmsg(fd, msg,
 	    first_flags(e, fd, false, flags, &ft)));
 
-	if (kernel_timed_final(e, false, ft.kt, &r))
+	if (kernel_timed_final(e, false, &ft, &r))
 		return r;
 
 	if (first_try_settles(r, flags & MSG_WAITALL ?
@@ -310,7 +317,7 @@ HOT ssize_t rs_io_write(struct rs_fd *e, int fd, const void *buf, size_t n)
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_send(fd, buf, n,
 	    first_flags(e, fd, true, 0, &ft)));
 
-	if (kernel_timed_final(e, true, ft.kt, &r))
+	if (kernel_timed_final(e, true, &ft, &r))
 		return r;
 
 	if (no_longer_socket(fd, r))
@@ -338,7 +345,7 @@ HOT ssize_t rs_io_writev(struct rs_fd *e, int fd, const struct iovec *iov,
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_sendmsg(fd, &m,
 	    first_flags(e, fd, true, 0, &ft)));
 
-	if (kernel_timed_final(e, true, ft.kt, &r))
+	if (kernel_timed_final(e, true, &ft, &r))
 		return r;
 
 	if (no_longer_socket(fd, r))
@@ -361,7 +368,7 @@ HOT ssize_t rs_io_send(struct rs_fd *e, int fd, const void *buf, size_t n,
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_send(fd, buf, n,
 	    first_flags(e, fd, true, flags, &ft)));
 
-	if (kernel_timed_final(e, true, ft.kt, &r))
+	if (kernel_timed_final(e, true, &ft, &r))
 		return r;
 
 	if (r >= 0 && (size_t)r == n)
@@ -386,7 +393,7 @@ HOT ssize_t rs_io_sendto(struct rs_fd *e, int fd, const void *buf, size_t n,
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_sendto(fd, buf, n,
 	    first_flags(e, fd, true, flags, &ft), sa, len));
 
-	if (kernel_timed_final(e, true, ft.kt, &r))
+	if (kernel_timed_final(e, true, &ft, &r))
 		return r;
 
 	if (r >= 0 && (size_t)r == n)
@@ -411,7 +418,7 @@ HOT ssize_t rs_io_sendmsg(struct rs_fd *e, int fd, const struct msghdr *msg,
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_sendmsg(fd, msg,
 	    first_flags(e, fd, true, flags, &ft)));
 
-	if (kernel_timed_final(e, true, ft.kt, &r))
+	if (kernel_timed_final(e, true, &ft, &r))
 		return r;
 
 	if (r < 0 && r != -EAGAIN)
