@@ -51,13 +51,19 @@ static int settle(struct rs_hconn *h, struct rs_fd *e, int fd, int flags)
  * A socket error that the engine's peek took from the kernel in a wait
  * (httpwait.c), given to the program's next read once: -errno, or 0.
  */
-static int pending_error(const struct rs_fd *e)
+static int pending_error(struct rs_fd *e)
 {
-	struct rs_hconn *h = e->http;
+	int err = 0;
 
-	if (h == NULL || !__atomic_load_n(&h->pending_err, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&e->http, __ATOMIC_ACQUIRE) == NULL)
 		return 0;
-	return -__atomic_exchange_n(&h->pending_err, 0, __ATOMIC_ACQ_REL);
+	/* Under the entry's lock, as rs_hconn_drop() frees the state. */
+	rs_fd_lock(e);
+	if (e->http != NULL)
+		err = __atomic_exchange_n(&e->http->pending_err, 0,
+		    __ATOMIC_ACQ_REL);
+	rs_fd_unlock(e);
+	return -err;
 }
 
 /*

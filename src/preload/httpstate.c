@@ -34,50 +34,91 @@ bool rs_hconn_closed(const struct rs_fd *e, const struct rs_hconn *h)
 	return rs_fd_gen(e) != h->fd_gen;
 }
 
+static void free_state(struct rs_hconn *h)
+{
+	rs_hr_free(&h->m);
+	free(h);
+}
+
+/*
+ * A new state for e's connection, made outside the entry's lock (an
+ * allocation may wait); NULL when memory is short.
+ */
+static struct rs_hconn *make_state(struct rs_fd *e)
+{
+	struct rs_hconn *h = calloc(1, sizeof(*h));
+
+	if (h == NULL)
+		return NULL;
+	rs_hr_init(&h->m, &e->settings->http, NULL);
+	__atomic_store_n(&rs_fd_http_release, release, __ATOMIC_RELEASE);
+	return h;
+}
+
+/*
+ * Takes e's state for this thread.  The state is looked up and taken
+ * under the entry's lock, which rs_hconn_drop() takes too: a close in
+ * another thread either finds it taken (and leaves it to this thread to
+ * free) or detaches it before this thread sees it, never frees it under
+ * this thread's hands.  *busy: another thread had it.
+ */
+static struct rs_hconn *take(struct rs_fd *e, struct rs_hconn *fresh,
+    bool *busy)
+{
+	struct rs_hconn *h;
+	bool ok = false;
+
+	rs_fd_lock(e);
+	h = e->http;
+	if (h == NULL && fresh != NULL) {
+		e->http = h = fresh;
+		fresh = NULL;
+	}
+	if (h != NULL && h->m.phase != RS_HR_PASS) {
+		ok = hold(e, h);
+		*busy = !ok;
+	}
+	rs_fd_unlock(e);
+	if (fresh != NULL)
+		free_state(fresh);
+	return ok ? h : NULL;
+}
+
 struct rs_hconn *rs_hconn_enter(struct rs_fd *e)
 {
-	struct rs_hconn *h = e->http;
+	struct rs_hconn *fresh = NULL;
+	bool busy = false;
 
-	if (e->http_off || (h == NULL && !e->settings->http.enabled))
+	if (e->http_off)
 		return NULL;
-	if (h == NULL) {
-		h = calloc(1, sizeof(*h));
-		if (h == NULL) {
+	if (__atomic_load_n(&e->http, __ATOMIC_ACQUIRE) == NULL) {
+		if (!e->settings->http.enabled)
+			return NULL;
+		fresh = make_state(e);
+		if (fresh == NULL) {
 			e->http_off = true;
 			return NULL;
 		}
-		rs_hr_init(&h->m, &e->settings->http, NULL);
-		__atomic_store_n(&rs_fd_http_release, release,
-		    __ATOMIC_RELEASE);
-		e->http = h;
 	}
-	if (h->m.phase == RS_HR_PASS)
-		return NULL;
-	if (!hold(e, h)) {
-		h->conflict = true;
-		return NULL;
+	struct rs_hconn *h = take(e, fresh, &busy);
+
+	if (busy) {
+		/* Another thread is inside: this call passes it by, and the
+		   connection is followed no further (rs_hconn_leave()). */
+		rs_fd_lock(e);
+		if (e->http != NULL)
+			e->http->conflict = true;
+		rs_fd_unlock(e);
 	}
 	return h;
 }
 
 struct rs_hconn *rs_hconn_enter_wait(struct rs_fd *e, bool *busy)
 {
-	struct rs_hconn *h = e->http;
-
 	*busy = false;
-	if (e->http_off || h == NULL || h->m.phase == RS_HR_PASS)
+	if (e->http_off || __atomic_load_n(&e->http, __ATOMIC_ACQUIRE) == NULL)
 		return NULL;
-	if (!hold(e, h)) {
-		*busy = true;
-		return NULL;
-	}
-	return h;
-}
-
-static void free_state(struct rs_hconn *h)
-{
-	rs_hr_free(&h->m);
-	free(h);
+	return take(e, NULL, busy);
 }
 
 void rs_hconn_leave(struct rs_fd *e, struct rs_hconn *h)
@@ -107,13 +148,17 @@ static void release(struct rs_fd *e)
  */
 void rs_hconn_drop(struct rs_fd *e)
 {
-	struct rs_hconn *h = e->http;
 	int held = HCONN_HELD;
+	bool theirs;
+
+	rs_fd_lock(e);
+	struct rs_hconn *h = e->http;
 
 	e->http = NULL;
 	e->http_off = false;
-	if (h == NULL || __atomic_compare_exchange_n(&h->busy, &held,
-	    HCONN_DROPPED, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return;
-	free_state(h);
+	theirs = h != NULL && __atomic_compare_exchange_n(&h->busy, &held,
+	    HCONN_DROPPED, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	rs_fd_unlock(e);
+	if (h != NULL && !theirs)
+		free_state(h);
 }
