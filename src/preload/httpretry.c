@@ -26,6 +26,7 @@
 #include "io.h"
 #include "io_block.h"
 #include "io_timeout.h"
+#include "ktimeo.h"
 #include "log.h"
 #include "real.h"
 #include "rng.h"
@@ -270,6 +271,10 @@ int rs_hconn_reconnect(struct rs_fd *e, int fd, bool block)
 	struct rs_hconn *h = e->http;
 	int fl = rs_real_fcntl(fd, F_GETFL, 0), r;
 
+	/* The socket goes back to the program's own timeouts first, as when
+	   the program itself disconnects with AF_UNSPEC: the new entry
+	   takes what the kernel holds for the program's values. */
+	rs_ktimeo_release(e, fd);
 	rs_real_connect(fd, &unspec, sizeof(unspec));
 	e->http = NULL;
 	rs_fd_forget(fd);
@@ -277,6 +282,13 @@ int rs_hconn_reconnect(struct rs_fd *e, int fd, bool block)
 	if (block)
 		rs_real_fcntl(fd, F_SETFL, (uintptr_t)(fl & ~O_NONBLOCK));
 	r = rs_connect(fd, (struct sockaddr *)&addr, len);
+	if (r == -EBADF) {
+		/* Another thread closed fd during the connect: the number,
+		   its flags and its entry may be another connection's now. */
+		h->orphan = true;
+		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
+		return r;
+	}
 	if (block)
 		rs_real_fcntl(fd, F_SETFL, (uintptr_t)fl);
 	e = rs_fd_get(fd);
@@ -317,6 +329,13 @@ static int drain(struct rs_fd *e, struct rs_hconn *h, int fd)
 		rs_hr_drain(&h->m, h->buf, n < 0 ? 0 : (size_t)n, &rest);
 	}
 	return 0;
+}
+
+/* What a resend's failure ends the program's read with: a descriptor
+   closed meanwhile says so, anything else is a lost connection. */
+static int resend_failed(int r)
+{
+	return r == -EBADF ? r : -ECONNRESET;
 }
 
 /* WAIT: reconnects if needed, sends the request again. */
@@ -380,7 +399,10 @@ static int retry(struct rs_fd *e, struct rs_hconn *h, int fd)
 	r = drain(e, h, fd);
 	if (r == 0)
 		r = backoff(e, h, wait);
-	return r < 0 ? r : resend(e, h, fd) < 0 ? -ECONNRESET : 1;
+	if (r < 0)
+		return r;
+	r = resend(e, h, fd);
+	return r < 0 ? resend_failed(r) : 1;
 }
 
 /* What a wait for the response came to: 0 (look again), or -errno. */
@@ -430,7 +452,9 @@ static int judge(struct rs_fd *e, struct rs_hconn *h, int fd, bool may_fail,
 	/* A resent request on a connection the server closed meanwhile. */
 	if (n == 0 && h->reused && rs_hr_lost(&h->m)) {
 		h->reused = false;
-		return resend(e, h, fd) < 0 ? -ECONNRESET : 1;
+		int s = resend(e, h, fd);
+
+		return s < 0 ? resend_failed(s) : 1;
 	}
 	if (err == ECONNRESET) {
 		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
