@@ -159,8 +159,11 @@ unsigned rs_fd_kt_armed(void)
    Most entries never had the flags: two loads and one test then. */
 static inline void kt_drop(struct rs_fd *e)
 {
-	if (__builtin_expect(__atomic_load_n(&e->kt_ours[0], __ATOMIC_RELAXED) |
-	    __atomic_load_n(&e->kt_ours[1], __ATOMIC_RELAXED), 0)) {
+	unsigned any = (unsigned)__atomic_load_n(&e->kt_ours[0],
+	    __ATOMIC_RELAXED) | (unsigned)__atomic_load_n(&e->kt_ours[1],
+	    __ATOMIC_RELAXED);
+
+	if (__builtin_expect(any, 0)) {
 		rs_fd_kt_mark(e, 0, false);
 		rs_fd_kt_mark(e, 1, false);
 	}
