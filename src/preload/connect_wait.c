@@ -76,7 +76,7 @@ static int drive(int fd, struct rs_fd *e, int64_t until)
 		if (now >= until)
 			return -EINPROGRESS;
 		ready = wait_blocking(fd, e, until);
-		if (rs_fd_gen(e) != gen)
+		if (rs_fd_closed_since(e, gen))
 			return -EBADF;
 		if (ready == -EINTR && until == RS_NEVER &&
 		    rs_signals_restart()) {

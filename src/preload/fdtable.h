@@ -117,6 +117,13 @@ static inline uint32_t rs_fd_gen(const struct rs_fd *e)
 	return __atomic_load_n(&e->gen, __ATOMIC_ACQUIRE);
 }
 
+/* Whether e's descriptor was closed (or its number claimed anew) since
+   its generation was gen: the call that recorded gen must stop. */
+static inline bool rs_fd_closed_since(const struct rs_fd *e, uint32_t gen)
+{
+	return rs_fd_gen(e) != gen;
+}
+
 /*
  * Returns the entry for fd, creating its chunk if needed, zeroed and still
  * RS_FD_NONE (its generation moved on); NULL when fd is out of range or

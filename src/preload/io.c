@@ -151,7 +151,7 @@ static inline bool kernel_timed_final(struct rs_fd *e, bool out,
 {
 	if (!t->kt || (*r != -EAGAIN && *r != -EINTR))
 		return false;
-	if (rs_fd_gen(e) != t->gen) {
+	if (rs_fd_closed_since(e, t->gen)) {
 		*r = -EBADF;
 		return true;
 	}

@@ -81,10 +81,6 @@ int64_t rs_io_own_timeout(struct rs_fd *e, int fd, bool out, int64_t now)
 static int wait_ready(struct rs_fd *e, const struct xfer *x, int64_t own)
 {
 	for (;;) {
-		/* Closed by another thread while this call waited (and the
-		   number perhaps another socket's now): not ours to go on. */
-		if (rs_fd_gen(e) != x->gen)
-			return -EBADF;
 		int64_t now = rs_clock_now_ms();
 		int64_t until = rs_io_deadline(e, x->out);
 
@@ -99,13 +95,15 @@ static int wait_ready(struct rs_fd *e, const struct xfer *x, int64_t own)
 		int r = poll_until(x->fd, x->out ? POLLOUT : POLLIN,
 		    rs_clock_min(until, own), now);
 
+		/* Closed by another thread while this call waited (and the
+		   number perhaps another socket's now): not ours to go on. */
+		if (rs_fd_closed_since(e, x->gen))
+			return -EBADF;
 		/* The kernel restarts a blocking read or write after an
 		   SA_RESTART handler unless the socket has its own timeout. */
 		if (r == -EINTR && own == RS_NEVER &&
 		    rs_signals_restart())
 			continue;
-		if (r > 0 && rs_fd_gen(e) != x->gen)
-			return -EBADF;
 		if (r != 0)
 			return r < 0 ? r : 0;
 	}
