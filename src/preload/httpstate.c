@@ -31,7 +31,7 @@ static bool hold(struct rs_fd *e, struct rs_hconn *h)
 
 bool rs_hconn_closed(const struct rs_fd *e, const struct rs_hconn *h)
 {
-	return rs_fd_gen(e) != h->fd_gen;
+	return rs_fd_closed_since(e, h->fd_gen);
 }
 
 static void free_state(struct rs_hconn *h)
@@ -60,10 +60,12 @@ static struct rs_hconn *make_state(struct rs_fd *e)
  * under the entry's lock, which rs_hconn_drop() takes too: a close in
  * another thread either finds it taken (and leaves it to this thread to
  * free) or detaches it before this thread sees it, never frees it under
- * this thread's hands.  *busy: another thread had it.
+ * this thread's hands.  *busy: another thread had it; with `conflict`,
+ * the state is marked so under the same lock (rs_hconn_leave() then
+ * stops following the connection).
  */
 static struct rs_hconn *take(struct rs_fd *e, struct rs_hconn *fresh,
-    bool *busy)
+    bool conflict, bool *busy)
 {
 	struct rs_hconn *h;
 	bool ok = false;
@@ -77,6 +79,8 @@ static struct rs_hconn *take(struct rs_fd *e, struct rs_hconn *fresh,
 	if (h != NULL && h->m.phase != RS_HR_PASS) {
 		ok = hold(e, h);
 		*busy = !ok;
+		if (!ok && conflict)
+			h->conflict = true;
 	}
 	rs_fd_unlock(e);
 	if (fresh != NULL)
@@ -100,17 +104,8 @@ struct rs_hconn *rs_hconn_enter(struct rs_fd *e)
 			return NULL;
 		}
 	}
-	struct rs_hconn *h = take(e, fresh, &busy);
-
-	if (busy) {
-		/* Another thread is inside: this call passes it by, and the
-		   connection is followed no further (rs_hconn_leave()). */
-		rs_fd_lock(e);
-		if (e->http != NULL)
-			e->http->conflict = true;
-		rs_fd_unlock(e);
-	}
-	return h;
+	/* Another thread inside: this call passes it by. */
+	return take(e, fresh, true, &busy);
 }
 
 struct rs_hconn *rs_hconn_enter_wait(struct rs_fd *e, bool *busy)
@@ -118,7 +113,7 @@ struct rs_hconn *rs_hconn_enter_wait(struct rs_fd *e, bool *busy)
 	*busy = false;
 	if (e->http_off || __atomic_load_n(&e->http, __ATOMIC_ACQUIRE) == NULL)
 		return NULL;
-	return take(e, NULL, busy);
+	return take(e, NULL, false, busy);
 }
 
 void rs_hconn_leave(struct rs_fd *e, struct rs_hconn *h)
