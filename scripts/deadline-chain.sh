@@ -39,6 +39,9 @@ defaults:
   deadline_header: X-Request-Deadline
 POL
 pids=""
+# Stops the services in the reverse of their start order, the backend
+# last: killed first, it would reset C's call, and C would log a give-up
+# that only the teardown caused.
 cleanup() {
 	for p in $pids; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
@@ -58,7 +61,7 @@ start() {
 		    rsrun --policy "$pol" -- timeout 12 "$@" \
 		    >"$fifo" 2>>"$out/$name.err" &
 	fi
-	pids="$pids $!"
+	pids="$! $pids"
 	read -r line <"$fifo" || line=
 	rm -f "$fifo"
 	[ "$line" = ready ] || { echo "deadline-chain: $name did not start"; exit 1; }

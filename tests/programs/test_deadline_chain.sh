@@ -24,6 +24,21 @@ esac
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fails=0
+# The bare check itself, on made-up timelines: C's give-up after the run
+# ended (the teardown's doing) is not a give-up; one before it is.
+fake() { # fake DIR C_GAVE_UP_MS: a timeline whose run ends at +2000 ms
+	mkdir -p "$1" && dl=1000000
+	printf '%s\n' "$((dl - 400)) A recv deadline=$dl" "$((dl - 300)) backend conn" \
+	    "$((dl + $2)) C gave_up ConnectionResetError" >"$1/events"
+	echo $((dl - 500)) >"$1/t0"; echo $((dl + 2000)) >"$1/t_end"
+	echo "code=000 exit=56 elapsed_ms=505" >"$1/client"
+}
+fake "$dir/after" 2017
+fake "$dir/before" 1200
+python3 tests/programs/deadline_timeline.py "$dir/after" --check bare >/dev/null ||
+	{ echo "FAIL: a give-up after the run's end counted"; fails=$((fails + 1)); }
+python3 tests/programs/deadline_timeline.py "$dir/before" --check bare >/dev/null &&
+	{ echo "FAIL: a give-up before the run's end did not count"; fails=$((fails + 1)); }
 for mode in bare library fork pool; do
 	SETTLE_S=2 sh scripts/deadline-chain.sh "$mode" "$dir/$mode" ||
 		{ echo "FAIL: $mode: the chain did not run"; fails=$((fails + 1)); continue; }
