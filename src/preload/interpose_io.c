@@ -262,18 +262,36 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 }
 
 /*
- * WRAP(name, params, args) defines the exported name and its middle half:
- * the exported one is the fast half (the real call when plain()), then
- * name_engine(): the io engine directly for a socket that is its alone,
- * else name_slow().  The middle half is apart so that the exported name
- * needs no stack frame.
+ * The io engine's call for the socket e that is its alone: a blocking read
+ * or write in the steady state (io.h) inline, anything else rs_io_<name>().
+ * A read is recv with no flags on a connected stream socket, a write send.
  */
-#define WRAP(name, params, args)                                        \
+#define IO_IN(name, e, fd, buf, n, flags, as_plain)                    \
+	(rs_ktimeo_steady(e, flags) ?                                   \
+	    rs_io_read_steady(e, fd, buf, n, flags, as_plain) :        \
+	    rs_io_##name(e, fd, buf, n RS_FLAGS_##name(flags)))
+#define IO_OUT(name, e, fd, buf, n, flags, as_plain)                   \
+	(rs_io_steady_out(e, flags) ?                                   \
+	    rs_io_write_steady(e, fd, buf, n, flags, as_plain) :       \
+	    rs_io_##name(e, fd, buf, n RS_FLAGS_##name(flags)))
+#define RS_FLAGS_read(flags)
+#define RS_FLAGS_write(flags)
+#define RS_FLAGS_recv(flags) , flags
+#define RS_FLAGS_send(flags) , flags
+
+/*
+ * WRAP(name, params, args, call) defines the exported name and its middle
+ * half: the exported one is the fast half (the real call when plain()),
+ * then name_engine(): call, the io engine directly, for a socket that is
+ * its alone, else name_slow().  The middle half is apart so that the
+ * exported name needs no stack frame.
+ */
+#define WRAP(name, params, args, call)                                  \
 	SLOW HOT ssize_t name##_engine(struct rs_fd *e,                \
 	    RS_UNPAREN params)                                          \
 	{                                                               \
 		if (engine_only(e, fd))                                 \
-			return LIBC_RET(rs_io_##name(e, RS_UNPAREN args)); \
+			return LIBC_RET(call);                          \
 		return name##_slow(e, RS_UNPAREN args);                 \
 	}                                                               \
 	EXPORT HOT ssize_t name params                                  \
@@ -285,20 +303,29 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 		return name##_engine(e, RS_UNPAREN args);               \
 	}
 #define RS_UNPAREN(...) __VA_ARGS__
+#define IO(name, args) rs_io_##name(e, RS_UNPAREN args)
 
 /* ---- the exported names ---- */
 
-WRAP(read, (int fd, void *buf, size_t n), (fd, buf, n))
-WRAP(readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt))
-WRAP(recv, (int fd, void *buf, size_t n, int flags), (fd, buf, n, flags))
+WRAP(read, (int fd, void *buf, size_t n), (fd, buf, n),
+    IO_IN(read, e, fd, buf, n, 0, true))
+WRAP(readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt),
+    IO(readv, (fd, iov, cnt)))
+WRAP(recv, (int fd, void *buf, size_t n, int flags), (fd, buf, n, flags),
+    IO_IN(recv, e, fd, buf, n, flags, false))
 WRAP(recvfrom, (int fd, void *buf, size_t n, int flags, struct sockaddr *sa,
-    socklen_t *len), (fd, buf, n, flags, sa, len))
-WRAP(recvmsg, (int fd, struct msghdr *msg, int flags), (fd, msg, flags))
-WRAP(write, (int fd, const void *buf, size_t n), (fd, buf, n))
-WRAP(writev, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt))
+    socklen_t *len), (fd, buf, n, flags, sa, len),
+    IO(recvfrom, (fd, buf, n, flags, sa, len)))
+WRAP(recvmsg, (int fd, struct msghdr *msg, int flags), (fd, msg, flags),
+    IO(recvmsg, (fd, msg, flags)))
+WRAP(write, (int fd, const void *buf, size_t n), (fd, buf, n),
+    IO_OUT(write, e, fd, buf, n, 0, true))
+WRAP(writev, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt),
+    IO(writev, (fd, iov, cnt)))
 WRAP(send, (int fd, const void *buf, size_t n, int flags),
-    (fd, buf, n, flags))
+    (fd, buf, n, flags), IO_OUT(send, e, fd, buf, n, flags, false))
 WRAP(sendto, (int fd, const void *buf, size_t n, int flags,
-    const struct sockaddr *sa, socklen_t len), (fd, buf, n, flags, sa, len))
+    const struct sockaddr *sa, socklen_t len), (fd, buf, n, flags, sa, len),
+    IO(sendto, (fd, buf, n, flags, sa, len)))
 WRAP(sendmsg, (int fd, const struct msghdr *msg, int flags),
-    (fd, msg, flags))
+    (fd, msg, flags), IO(sendmsg, (fd, msg, flags)))

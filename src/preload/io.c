@@ -161,8 +161,38 @@ static inline bool kernel_timed_final(struct rs_fd *e, bool out,
 	return false;
 }
 
+/*
+ * What follows the first try of a blocking read (recv: as_plain false)
+ * into buf with flags that returned r: the kernel's timer or a failure
+ * settled it, the descriptor is no longer a socket (a read only: what
+ * replaced it is read plainly), or the slow path waits for the rest.
+ */
+static ssize_t read_after(struct rs_fd *e, int fd, void *buf, size_t n,
+    int flags, const struct first_try *ft, ssize_t r, bool as_plain)
+{
+	if (kernel_timed_final(e, false, ft, &r))
+		return r;
+	if (as_plain && no_longer_socket(fd, r))
+		return RS_NEG_ERRNO(rs_realfast_read(fd, buf, n));
+	if (first_try_settles(r, n, flags))
+		return rs_io_touched(e, r);
+	struct iovec v = { buf, n };
+
+	return rs_io_read_rest(e, fd, &v, 1, flags, NULL, r, ft->gen);
+}
+
+ssize_t rs_io_read_after(struct rs_fd *e, int fd, void *buf, size_t n,
+    int flags, ssize_t r, uint32_t gen, bool as_plain)
+{
+	const struct first_try ft = { true, gen };
+
+	return read_after(e, fd, buf, n, flags, &ft, r, as_plain);
+}
+
 HOT ssize_t rs_io_read(struct rs_fd *e, int fd, void *buf, size_t n)
 {
+	if (rs_ktimeo_steady(e, 0))
+		return rs_io_read_steady(e, fd, buf, n, 0, true);
 	int path = choose_path(e, fd, false, 0);
 
 	if (path < 0)
@@ -174,16 +204,7 @@ HOT ssize_t rs_io_read(struct rs_fd *e, int fd, void *buf, size_t n)
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_recv(fd, buf, n,
 	    first_flags(e, fd, false, 0, &ft)));
 
-	if (kernel_timed_final(e, false, &ft, &r))
-		return r;
-
-	if (no_longer_socket(fd, r))
-		return RS_NEG_ERRNO(rs_realfast_read(fd, buf, n));
-	if (first_try_settles(r, n, 0))
-		return rs_io_touched(e, r);
-	struct iovec v = { buf, n };
-
-	return rs_io_read_rest(e, fd, &v, 1, 0, NULL, r, ft.gen);
+	return read_after(e, fd, buf, n, 0, &ft, r, true);
 }
 
 HOT ssize_t rs_io_readv(struct rs_fd *e, int fd, const struct iovec *iov,
@@ -214,6 +235,8 @@ HOT ssize_t rs_io_readv(struct rs_fd *e, int fd, const struct iovec *iov,
 HOT ssize_t rs_io_recv(struct rs_fd *e, int fd, void *buf, size_t n,
     int flags)
 {
+	if (rs_ktimeo_steady(e, flags))
+		return rs_io_read_steady(e, fd, buf, n, flags, false);
 	int path = choose_path(e, fd, false, flags);
 
 	if (path < 0)
@@ -224,14 +247,7 @@ HOT ssize_t rs_io_recv(struct rs_fd *e, int fd, void *buf, size_t n,
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_recv(fd, buf, n,
 	    first_flags(e, fd, false, flags, &ft)));
 
-	if (kernel_timed_final(e, false, &ft, &r))
-		return r;
-
-	if (first_try_settles(r, n, flags))
-		return rs_io_touched(e, r);
-	struct iovec v = { buf, n };
-
-	return rs_io_read_rest(e, fd, &v, 1, flags, NULL, r, ft.gen);
+	return read_after(e, fd, buf, n, flags, &ft, r, false);
 }
 
 HOT ssize_t rs_io_recvfrom(struct rs_fd *e, int fd, void *buf, size_t n,
@@ -301,8 +317,40 @@ int rs_io_recvmmsg(struct rs_fd *e, int fd, struct mmsghdr *v, unsigned n,
 	return rs_io_mmsg_rest(e, fd, false, v, n, flags, r, gen);
 }
 
+/*
+ * What follows the first try of a blocking write (send: as_plain false)
+ * of buf with flags that returned r: done, failed, the descriptor no
+ * longer a socket (a write only: what replaced it is written plainly), or
+ * the slow path sends the rest.
+ */
+static ssize_t write_after(struct rs_fd *e, int fd, const void *buf,
+    size_t n, int flags, const struct first_try *ft, ssize_t r,
+    bool as_plain)
+{
+	if (kernel_timed_final(e, true, ft, &r))
+		return r;
+	if (as_plain && no_longer_socket(fd, r))
+		return RS_NEG_ERRNO(rs_realfast_write(fd, buf, n));
+	if (r >= 0 && (size_t)r == n)
+		return rs_io_touched(e, r);
+	struct iovec v = { (void *)buf, n };
+
+	return r < 0 && r != -EAGAIN ? r :
+	    rs_io_write_rest(e, fd, &v, 1, flags, NULL, r, ft->gen);
+}
+
+ssize_t rs_io_write_after(struct rs_fd *e, int fd, const void *buf,
+    size_t n, int flags, ssize_t r, uint32_t gen, bool as_plain)
+{
+	const struct first_try ft = { false, gen };
+
+	return write_after(e, fd, buf, n, flags, &ft, r, as_plain);
+}
+
 HOT ssize_t rs_io_write(struct rs_fd *e, int fd, const void *buf, size_t n)
 {
+	if (rs_io_steady_out(e, 0))
+		return rs_io_write_steady(e, fd, buf, n, 0, true);
 	int path = choose_path(e, fd, true, 0);
 
 	if (path < 0)
@@ -317,17 +365,7 @@ HOT ssize_t rs_io_write(struct rs_fd *e, int fd, const void *buf, size_t n)
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_send(fd, buf, n,
 	    first_flags(e, fd, true, 0, &ft)));
 
-	if (kernel_timed_final(e, true, &ft, &r))
-		return r;
-
-	if (no_longer_socket(fd, r))
-		return RS_NEG_ERRNO(rs_realfast_write(fd, buf, n));
-	if (r >= 0 && (size_t)r == n)
-		return rs_io_touched(e, r);
-	struct iovec v = { (void *)buf, n };
-
-	return r < 0 && r != -EAGAIN ? r :
-	    rs_io_write_rest(e, fd, &v, 1, 0, NULL, r, ft.gen);
+	return write_after(e, fd, buf, n, 0, &ft, r, true);
 }
 
 HOT ssize_t rs_io_writev(struct rs_fd *e, int fd, const struct iovec *iov,
@@ -358,6 +396,8 @@ HOT ssize_t rs_io_writev(struct rs_fd *e, int fd, const struct iovec *iov,
 HOT ssize_t rs_io_send(struct rs_fd *e, int fd, const void *buf, size_t n,
     int flags)
 {
+	if (rs_io_steady_out(e, flags))
+		return rs_io_write_steady(e, fd, buf, n, flags, false);
 	int path = choose_path(e, fd, true, flags);
 
 	if (path < 0)
@@ -368,15 +408,7 @@ HOT ssize_t rs_io_send(struct rs_fd *e, int fd, const void *buf, size_t n,
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_send(fd, buf, n,
 	    first_flags(e, fd, true, flags, &ft)));
 
-	if (kernel_timed_final(e, true, &ft, &r))
-		return r;
-
-	if (r >= 0 && (size_t)r == n)
-		return rs_io_touched(e, r);
-	struct iovec v = { (void *)buf, n };
-
-	return r < 0 && r != -EAGAIN ? r :
-	    rs_io_write_rest(e, fd, &v, 1, flags, NULL, r, ft.gen);
+	return write_after(e, fd, buf, n, flags, &ft, r, false);
 }
 
 HOT ssize_t rs_io_sendto(struct rs_fd *e, int fd, const void *buf, size_t n,

@@ -11,6 +11,7 @@
 #ifndef RS_IO_H
 #define RS_IO_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -18,7 +19,10 @@
 #include <sys/uio.h>
 #include <time.h>
 
+#include "clock.h"
 #include "fdtable.h"
+#include "ktimeo.h"
+#include "realfast.h"
 #include "tdeadline.h"
 
 /*
@@ -42,6 +46,82 @@ static inline bool rs_io_plain(const struct rs_fd *e)
 		(int)__atomic_load_n(&e->read_timed_out, __ATOMIC_RELAXED) |
 		(int)__atomic_load_n(&e->write_timed_out, __ATOMIC_RELAXED)) &&
 	    rs_tdeadline_none();
+}
+
+/*
+ * The steady state of the blocking reads and writes of a socket with
+ * timeouts: the common case, in which each call is the system call and
+ * the stamp of the activity, with nothing decided between.  The exported
+ * names (interpose_io.c) test it first and call these inline, each of
+ * rs_io_* below does the same, and whatever does not hold takes the long
+ * way, which decides everything anew.
+ */
+
+/*
+ * The rest of a steady read or write (below) that did not end it: r is
+ * what the call returned (-errno), gen the entry's generation before it.
+ * as_plain says the program called read (write), not recv (send): a
+ * descriptor that turns out not to be a socket any more is then read
+ * (written) plainly.  Returns as rs_io_read does.
+ */
+ssize_t rs_io_read_after(struct rs_fd *e, int fd, void *buf, size_t n,
+    int flags, ssize_t r, uint32_t gen, bool as_plain);
+ssize_t rs_io_write_after(struct rs_fd *e, int fd, const void *buf,
+    size_t n, int flags, ssize_t r, uint32_t gen, bool as_plain);
+
+/*
+ * A blocking read or recv of n bytes with flags, for which
+ * rs_ktimeo_steady(e, flags) held: the blocking call under our kernel
+ * timer, then the stamp (the fine clock: never earlier than the bytes).
+ */
+static inline __attribute__((always_inline)) ssize_t rs_io_read_steady(
+    struct rs_fd *e, int fd, void *buf, size_t n, int flags, bool as_plain)
+{
+	uint32_t gen = rs_fd_gen(e);
+	ssize_t r = rs_realfast_recv(fd, buf, n, flags);
+
+	if (__builtin_expect(r > 0, 1)) {
+		rs_fd_touch(e, rs_clock_now_ms());
+		return r;
+	}
+	return rs_io_read_after(e, fd, buf, n, flags, r < 0 ? -errno : 0, gen,
+	    as_plain);
+}
+
+/*
+ * Whether a write with flags on e is in the steady state: connected,
+ * blocking and not shared, no timeout pending from a wait, write_timeout
+ * set, no deadline that could bind the thread, and no MSG_DONTWAIT.
+ */
+static inline __attribute__((always_inline)) bool rs_io_steady_out(
+    const struct rs_fd *e, int flags)
+{
+	return rs_fd_state(e) == RS_FD_CONNECTED && !(flags & MSG_DONTWAIT) &&
+	    !e->nonblocking && !e->shared &&
+	    !__atomic_load_n(&e->write_timed_out, __ATOMIC_RELAXED) &&
+	    e->settings->write_timeout_ms != RS_OFF && rs_tdeadline_none();
+}
+
+/*
+ * A blocking write or send for which rs_io_steady_out(e, flags) held: a
+ * first try that does not block (send is write on a connected stream
+ * socket, SIGPIPE included), which completes it when the send buffer has
+ * room; then the stamp.
+ */
+static inline __attribute__((always_inline)) ssize_t rs_io_write_steady(
+    struct rs_fd *e, int fd, const void *buf, size_t n, int flags,
+    bool as_plain)
+{
+	uint32_t gen = rs_fd_gen(e);
+	ssize_t r = rs_realfast_send(fd, buf, n, flags | MSG_DONTWAIT);
+
+	if (__builtin_expect(r >= 0 && (size_t)r == n, 1)) {
+		if (r > 0)
+			rs_fd_touch(e, rs_clock_now_ms());
+		return r;
+	}
+	return rs_io_write_after(e, fd, buf, n, flags, r < 0 ? -errno : r,
+	    gen, as_plain);
 }
 
 ssize_t rs_io_read(struct rs_fd *e, int fd, void *buf, size_t n);

@@ -33,6 +33,7 @@
 #include "clock.h"
 #include "fdtable.h"
 #include "io_timeout.h"
+#include "tdeadline.h"
 
 /* How soon after the last activity a kernel-timed call must start. */
 #define RS_KTIMEO_SLACK_MS 5
@@ -65,6 +66,28 @@ static inline bool rs_ktimeo_arm(struct rs_fd *e, int fd, bool out,
 		return rs_clock_coarse_ms() - rs_fd_last_activity(e) <=
 		    RS_KTIMEO_SLACK_MS;
 	return rs_ktimeo_arm_full(e, fd, out, flags);
+}
+
+/*
+ * Whether a read with these flags on e is in the steady state, in which
+ * all that io.c's path choice and rs_ktimeo_arm() would decide the long
+ * way is the blocking system call under our timer: connected, blocking
+ * and not shared, no timeout pending from a wait, read_timeout set and
+ * ours in the kernel, no deadline that could bind the thread, none of
+ * MSG_DONTWAIT, MSG_PEEK and MSG_WAITALL, and the call starting right
+ * after the last activity (the coarse clock, as rs_ktimeo_arm() asks
+ * it).  False sends the call the long way, which decides it anew.
+ */
+static inline __attribute__((always_inline)) bool rs_ktimeo_steady(
+    const struct rs_fd *e, int flags)
+{
+	return rs_fd_state(e) == RS_FD_CONNECTED &&
+	    !(flags & (MSG_DONTWAIT | MSG_PEEK | MSG_WAITALL)) &&
+	    e->kt_ours[0] && !e->nonblocking && !e->shared &&
+	    !__atomic_load_n(&e->read_timed_out, __ATOMIC_RELAXED) &&
+	    e->settings->read_timeout_ms != RS_OFF && rs_tdeadline_none() &&
+	    rs_clock_coarse_ms() - rs_fd_last_activity(e) <=
+	    RS_KTIMEO_SLACK_MS;
 }
 
 /*
