@@ -17,6 +17,7 @@
 #define RS_FDTABLE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -47,13 +48,27 @@ struct rs_fd {
 	const struct rs_rule *rule;	/* NULL: the defaults */
 	int64_t last_activity_ms;	/* monotonic, atomic */
 	struct rs_hconn *http;		/* HTTP retries (httpretry.h), or NULL */
-	bool http_off;			/* never track HTTP here (a dup) */
-	bool read_timed_out;		/* a wait reported a read timeout */
-	bool write_timed_out;		/* a wait reported a write timeout */
-	bool nonblocking;		/* O_NONBLOCK, as the program set it */
-	bool shared;			/* dup'd: `nonblocking` may be stale, as
-					   O_NONBLOCK can change through a copy */
-	bool kt_ours[2];		/* the kernel holds our value (ktimeo) */
+	/*
+	 * The flags every read and write asks, each a bool of its own to
+	 * every other reader and writer, and together one aligned word that
+	 * the steady-state tests load at once (rs_fd_flag_word()).  Those
+	 * a read tests come first, so that they are the word's low half.
+	 */
+	union {
+		struct {
+			bool nonblocking;	/* O_NONBLOCK, as the program set it */
+			bool shared;		/* dup'd: `nonblocking` may be stale,
+						   as O_NONBLOCK can change through
+						   a copy */
+			bool read_timed_out;	/* a wait reported a read timeout */
+			bool kt_ours[2];	/* the kernel holds our value
+						   (ktimeo) */
+			bool write_timed_out;	/* likewise a write timeout */
+			bool http_off;		/* never track HTTP here (a dup) */
+			bool flag_spare;	/* unused: the word's last byte */
+		};
+		uint64_t flag_word;
+	};
 	bool own_tmo_known[2];		/* own_tmo_ms is up to date */
 	/* The logical connect. */
 	struct sockaddr_storage addr;
@@ -74,6 +89,36 @@ struct rs_fd {
 	char host[RS_HOST_MAX];		/* resolved name, or "" */
 	uint64_t ino;			/* the socket's inode, 0 if unknown */
 };
+
+_Static_assert(offsetof(struct rs_fd, flag_spare) -
+    offsetof(struct rs_fd, flag_word) == sizeof(uint64_t) - 1,
+    "the flags fill their word exactly");
+
+/*
+ * The mask of one flag (a member of the flag word) in rs_fd_flag_word(),
+ * and the word's bits when that flag alone is true: a bool is one byte,
+ * 0 or 1, at its offset in the word, whichever the byte order.
+ */
+#define RS_FD_FLAG_BYTE(m) \
+	(offsetof(struct rs_fd, m) - offsetof(struct rs_fd, flag_word))
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define RS_FD_FLAG_SHIFT(m) (8 * RS_FD_FLAG_BYTE(m))
+#else
+#define RS_FD_FLAG_SHIFT(m) (8 * (sizeof(uint64_t) - 1 - RS_FD_FLAG_BYTE(m)))
+#endif
+#define RS_FD_FLAG(m) ((uint64_t)0xff << RS_FD_FLAG_SHIFT(m))
+#define RS_FD_FLAG_TRUE(m) ((uint64_t)1 << RS_FD_FLAG_SHIFT(m))
+
+/*
+ * Every flag of e at once, for a test of several in one load and one
+ * compare.  Relaxed, as each flag's own readers are: the word is 8-byte
+ * aligned, so its load is one access, never torn, whichever flags other
+ * threads change meanwhile.
+ */
+static inline uint64_t rs_fd_flag_word(const struct rs_fd *e)
+{
+	return __atomic_load_n(&e->flag_word, __ATOMIC_RELAXED);
+}
 
 /*
  * Set by the HTTP retry engine: releases an entry's HTTP state when the

@@ -96,10 +96,12 @@ static inline __attribute__((always_inline)) ssize_t rs_io_read_steady(
 static inline __attribute__((always_inline)) bool rs_io_steady_out(
     const struct rs_fd *e, int flags)
 {
-	return rs_fd_state(e) == RS_FD_CONNECTED && !(flags & MSG_DONTWAIT) &&
-	    !e->nonblocking && !e->shared &&
-	    !__atomic_load_n(&e->write_timed_out, __ATOMIC_RELAXED) &&
-	    e->settings->write_timeout_ms != RS_OFF && rs_tdeadline_none();
+	const uint64_t mask = RS_FD_FLAG(write_timed_out) |
+	    RS_FD_FLAG(nonblocking) | RS_FD_FLAG(shared);
+
+	return e->settings->write_timeout_ms != RS_OFF &&
+	    (rs_fd_flag_word(e) & mask) == 0 && !(flags & MSG_DONTWAIT) &&
+	    rs_fd_state(e) == RS_FD_CONNECTED && rs_tdeadline_none();
 }
 
 /*

@@ -74,20 +74,35 @@ static inline bool rs_ktimeo_arm(struct rs_fd *e, int fd, bool out,
  * way is the blocking system call under our timer: connected, blocking
  * and not shared, no timeout pending from a wait, read_timeout set and
  * ours in the kernel, no deadline that could bind the thread, none of
- * MSG_DONTWAIT, MSG_PEEK and MSG_WAITALL, and the call starting right
- * after the last activity (the coarse clock, as rs_ktimeo_arm() asks
+ * MSG_DONTWAIT, MSG_PEEK and MSG_WAITALL (rs_ktimeo_steady_fields(), a
+ * few loads), and the call starting right after the last activity
+ * (rs_ktimeo_steady_now(), the coarse clock, as rs_ktimeo_arm() asks
  * it).  False sends the call the long way, which decides it anew.
  */
+static inline __attribute__((always_inline)) bool rs_ktimeo_steady_fields(
+    const struct rs_fd *e, int flags)
+{
+	/* kt_ours[0] set; read_timed_out, nonblocking and shared clear. */
+	const uint64_t mask = RS_FD_FLAG(kt_ours) | RS_FD_FLAG(read_timed_out) |
+	    RS_FD_FLAG(nonblocking) | RS_FD_FLAG(shared);
+
+	return (rs_fd_flag_word(e) & mask) == RS_FD_FLAG_TRUE(kt_ours) &&
+	    !(flags & (MSG_DONTWAIT | MSG_PEEK | MSG_WAITALL)) &&
+	    rs_fd_state(e) == RS_FD_CONNECTED &&
+	    e->settings->read_timeout_ms != RS_OFF && rs_tdeadline_none();
+}
+
+static inline __attribute__((always_inline)) bool rs_ktimeo_steady_now(
+    const struct rs_fd *e)
+{
+	return rs_clock_coarse_ms() - rs_fd_last_activity(e) <=
+	    RS_KTIMEO_SLACK_MS;
+}
+
 static inline __attribute__((always_inline)) bool rs_ktimeo_steady(
     const struct rs_fd *e, int flags)
 {
-	return rs_fd_state(e) == RS_FD_CONNECTED &&
-	    !(flags & (MSG_DONTWAIT | MSG_PEEK | MSG_WAITALL)) &&
-	    e->kt_ours[0] && !e->nonblocking && !e->shared &&
-	    !__atomic_load_n(&e->read_timed_out, __ATOMIC_RELAXED) &&
-	    e->settings->read_timeout_ms != RS_OFF && rs_tdeadline_none() &&
-	    rs_clock_coarse_ms() - rs_fd_last_activity(e) <=
-	    RS_KTIMEO_SLACK_MS;
+	return rs_ktimeo_steady_fields(e, flags) && rs_ktimeo_steady_now(e);
 }
 
 /*
