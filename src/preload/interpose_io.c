@@ -74,6 +74,38 @@ static inline __attribute__((always_inline)) bool engine_only(
 }
 
 /*
+ * The libc convention for what a steady call's io.h half returned when
+ * the first try did not end the call: r from rs_io_*_after() (-errno on
+ * failure); save, the program's errno before the call, is put back on
+ * success, as LIBC_RET does.  The steady success needs none of this: a
+ * system call and a clock read that succeed leave errno alone.
+ */
+static ssize_t libc_after(ssize_t r, int save)
+{
+	int *errp = rs_errno();
+
+	if (r < 0) {
+		*errp = (int)-r;
+		return -1;
+	}
+	*errp = save;
+	return r;
+}
+
+/*
+ * engine_only() for a steady call (io.h) on the managed socket e: the
+ * HTTP retry engine asked more strictly (no tracking started, none
+ * enabled: a dup's http_off is not asked, its calls take the long way),
+ * so that the test is a few loads.
+ */
+static inline __attribute__((always_inline)) bool steady_only(
+    const struct rs_fd *e, int fd)
+{
+	return e->http == NULL && !e->settings->http.enabled &&
+	    !rs_guard_active() && rs_httpconn_get(fd) == NULL;
+}
+
+/*
  * plain() for recvmmsg and sendmmsg, which no HTTP tracker follows (a
  * connection that uses them passes through: httpio.h), so the tracker
  * need not be asked.
@@ -262,36 +294,18 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 }
 
 /*
- * The io engine's call for the socket e that is its alone: a blocking read
- * or write in the steady state (io.h) inline, anything else rs_io_<name>().
- * A read is recv with no flags on a connected stream socket, a write send.
+ * WRAP(name, params, args) defines the exported name and its middle half:
+ * the exported one is the fast half (the real call when plain()), then
+ * name_engine(): the io engine directly for a socket that is its alone,
+ * else name_slow().  The middle half is apart so that the exported name
+ * needs no stack frame.
  */
-#define IO_IN(name, e, fd, buf, n, flags, as_plain)                    \
-	(rs_ktimeo_steady(e, flags) ?                                   \
-	    rs_io_read_steady(e, fd, buf, n, flags, as_plain) :        \
-	    rs_io_##name(e, fd, buf, n RS_FLAGS_##name(flags)))
-#define IO_OUT(name, e, fd, buf, n, flags, as_plain)                   \
-	(rs_io_steady_out(e, flags) ?                                   \
-	    rs_io_write_steady(e, fd, buf, n, flags, as_plain) :       \
-	    rs_io_##name(e, fd, buf, n RS_FLAGS_##name(flags)))
-#define RS_FLAGS_read(flags)
-#define RS_FLAGS_write(flags)
-#define RS_FLAGS_recv(flags) , flags
-#define RS_FLAGS_send(flags) , flags
-
-/*
- * WRAP(name, params, args, call) defines the exported name and its middle
- * half: the exported one is the fast half (the real call when plain()),
- * then name_engine(): call, the io engine directly, for a socket that is
- * its alone, else name_slow().  The middle half is apart so that the
- * exported name needs no stack frame.
- */
-#define WRAP(name, params, args, call)                                  \
+#define WRAP(name, params, args)                                        \
 	SLOW HOT ssize_t name##_engine(struct rs_fd *e,                \
 	    RS_UNPAREN params)                                          \
 	{                                                               \
 		if (engine_only(e, fd))                                 \
-			return LIBC_RET(call);                          \
+			return LIBC_RET(rs_io_##name(e, RS_UNPAREN args)); \
 		return name##_slow(e, RS_UNPAREN args);                 \
 	}                                                               \
 	EXPORT HOT ssize_t name params                                  \
@@ -302,30 +316,88 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 			return rs_realfast_##name args;                 \
 		return name##_engine(e, RS_UNPAREN args);               \
 	}
+
+/*
+ * WRAP_IN and WRAP_OUT do the same for the blocking reads and writes that
+ * have a steady state (io.h): after plain(), a socket that is the io
+ * engine's alone, with the entry's fields steady, goes to name_steady(),
+ * which asks the clock and makes the system call and the stamp inline;
+ * the rest goes to name_engine() as above.  The entry comes last to
+ * name_steady(), so that the arguments stay in their registers.  Both halves are apart so
+ * that the exported name needs no stack frame (the compiler would set
+ * one up for every path, the real call's too).  A read is recv with no
+ * flags on a connected stream socket, a write send.
+ */
+#define WRAP_IN(name, params, args, flags, as_plain)                    \
+	WRAP_ENGINE(name, params, args)                                 \
+	SLOW HOT ssize_t name##_steady(RS_UNPAREN params,              \
+	    struct rs_fd *e)                                            \
+	{                                                               \
+		uint32_t gen;                                           \
+									\
+		if (!rs_ktimeo_steady_now(e))                           \
+			return LIBC_RET(rs_io_##name(e, RS_UNPAREN args)); \
+		int save = *rs_errno();                                 \
+		ssize_t r = rs_io_read_first(e, fd, buf, n, flags, &gen); \
+									\
+		if (__builtin_expect(r > 0, 1))                         \
+			return r;                                       \
+		return libc_after(rs_io_read_after(e, fd, buf, n, flags, \
+		    r < 0 ? -*rs_errno() : 0, gen, as_plain), save);    \
+	}                                                               \
+	WRAP_EXPORT(name, params, args,                                 \
+	    rs_ktimeo_steady_fields(e, flags))
+#define WRAP_OUT(name, params, args, flags, as_plain)                   \
+	WRAP_ENGINE(name, params, args)                                 \
+	SLOW HOT ssize_t name##_steady(RS_UNPAREN params,              \
+	    struct rs_fd *e)                                            \
+	{                                                               \
+		uint32_t gen;                                           \
+		int save = *rs_errno();                                 \
+		ssize_t r = rs_io_write_first(e, fd, buf, n, flags, &gen); \
+									\
+		if (__builtin_expect(r >= 0 && (size_t)r == n, 1))      \
+			return r;                                       \
+		return libc_after(rs_io_write_after(e, fd, buf, n, flags, \
+		    r < 0 ? -*rs_errno() : r, gen, as_plain), save);    \
+	}                                                               \
+	WRAP_EXPORT(name, params, args, rs_io_steady_out(e, flags))
+#define WRAP_ENGINE(name, params, args)                                 \
+	SLOW HOT ssize_t name##_engine(struct rs_fd *e,                \
+	    RS_UNPAREN params)                                          \
+	{                                                               \
+		if (engine_only(e, fd))                                 \
+			return LIBC_RET(rs_io_##name(e, RS_UNPAREN args)); \
+		return name##_slow(e, RS_UNPAREN args);                 \
+	}
+#define WRAP_EXPORT(name, params, args, steady)                         \
+	EXPORT HOT ssize_t name params                                  \
+	{                                                               \
+		struct rs_fd *e = rs_fd_get(fd);                        \
+									\
+		if (e && (steady) && steady_only(e, fd))                \
+			return name##_steady(RS_UNPAREN args, e);       \
+		if (plain(e, fd))                                       \
+			return rs_realfast_##name args;                 \
+		return name##_engine(e, RS_UNPAREN args);               \
+	}
 #define RS_UNPAREN(...) __VA_ARGS__
 #define IO(name, args) rs_io_##name(e, RS_UNPAREN args)
 
 /* ---- the exported names ---- */
 
-WRAP(read, (int fd, void *buf, size_t n), (fd, buf, n),
-    IO_IN(read, e, fd, buf, n, 0, true))
-WRAP(readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt),
-    IO(readv, (fd, iov, cnt)))
-WRAP(recv, (int fd, void *buf, size_t n, int flags), (fd, buf, n, flags),
-    IO_IN(recv, e, fd, buf, n, flags, false))
+WRAP_IN(read, (int fd, void *buf, size_t n), (fd, buf, n), 0, true)
+WRAP(readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt))
+WRAP_IN(recv, (int fd, void *buf, size_t n, int flags), (fd, buf, n, flags),
+    flags, false)
 WRAP(recvfrom, (int fd, void *buf, size_t n, int flags, struct sockaddr *sa,
-    socklen_t *len), (fd, buf, n, flags, sa, len),
-    IO(recvfrom, (fd, buf, n, flags, sa, len)))
-WRAP(recvmsg, (int fd, struct msghdr *msg, int flags), (fd, msg, flags),
-    IO(recvmsg, (fd, msg, flags)))
-WRAP(write, (int fd, const void *buf, size_t n), (fd, buf, n),
-    IO_OUT(write, e, fd, buf, n, 0, true))
-WRAP(writev, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt),
-    IO(writev, (fd, iov, cnt)))
-WRAP(send, (int fd, const void *buf, size_t n, int flags),
-    (fd, buf, n, flags), IO_OUT(send, e, fd, buf, n, flags, false))
+    socklen_t *len), (fd, buf, n, flags, sa, len))
+WRAP(recvmsg, (int fd, struct msghdr *msg, int flags), (fd, msg, flags))
+WRAP_OUT(write, (int fd, const void *buf, size_t n), (fd, buf, n), 0, true)
+WRAP(writev, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt))
+WRAP_OUT(send, (int fd, const void *buf, size_t n, int flags),
+    (fd, buf, n, flags), flags, false)
 WRAP(sendto, (int fd, const void *buf, size_t n, int flags,
-    const struct sockaddr *sa, socklen_t len), (fd, buf, n, flags, sa, len),
-    IO(sendto, (fd, buf, n, flags, sa, len)))
+    const struct sockaddr *sa, socklen_t len), (fd, buf, n, flags, sa, len))
 WRAP(sendmsg, (int fd, const struct msghdr *msg, int flags),
-    (fd, msg, flags), IO(sendmsg, (fd, msg, flags)))
+    (fd, msg, flags))

@@ -70,20 +70,33 @@ ssize_t rs_io_write_after(struct rs_fd *e, int fd, const void *buf,
     size_t n, int flags, ssize_t r, uint32_t gen, bool as_plain);
 
 /*
- * A blocking read or recv of n bytes with flags, for which
- * rs_ktimeo_steady(e, flags) held: the blocking call under our kernel
- * timer, then the stamp (the fine clock: never earlier than the bytes).
+ * The system call of a blocking read or recv of n bytes with flags, for
+ * which rs_ktimeo_steady(e, flags) held: blocking, under our kernel
+ * timer, and the stamp of the bytes it got (the fine clock, never earlier
+ * than they came).  Returns what the call returned, in the libc
+ * convention (-1 and errno); *gen gets the entry's generation before it.
+ * A result that is not a count of bytes goes to rs_io_read_after().
  */
+static inline __attribute__((always_inline)) ssize_t rs_io_read_first(
+    struct rs_fd *e, int fd, void *buf, size_t n, int flags, uint32_t *gen)
+{
+	*gen = rs_fd_gen(e);
+	ssize_t r = rs_realfast_recv(fd, buf, n, flags);
+
+	if (__builtin_expect(r > 0, 1))
+		rs_fd_touch(e, rs_clock_now_ms());
+	return r;
+}
+
+/* The whole steady read, as rs_io_read returns it (-errno). */
 static inline __attribute__((always_inline)) ssize_t rs_io_read_steady(
     struct rs_fd *e, int fd, void *buf, size_t n, int flags, bool as_plain)
 {
-	uint32_t gen = rs_fd_gen(e);
-	ssize_t r = rs_realfast_recv(fd, buf, n, flags);
+	uint32_t gen;
+	ssize_t r = rs_io_read_first(e, fd, buf, n, flags, &gen);
 
-	if (__builtin_expect(r > 0, 1)) {
-		rs_fd_touch(e, rs_clock_now_ms());
+	if (__builtin_expect(r > 0, 1))
 		return r;
-	}
 	return rs_io_read_after(e, fd, buf, n, flags, r < 0 ? -errno : 0, gen,
 	    as_plain);
 }
@@ -105,23 +118,35 @@ static inline __attribute__((always_inline)) bool rs_io_steady_out(
 }
 
 /*
- * A blocking write or send for which rs_io_steady_out(e, flags) held: a
- * first try that does not block (send is write on a connected stream
- * socket, SIGPIPE included), which completes it when the send buffer has
- * room; then the stamp.
+ * The first try of a blocking write or send for which
+ * rs_io_steady_out(e, flags) held: it does not block (send is write on a
+ * connected stream socket, SIGPIPE included), and completes the call when
+ * the send buffer has room; then the stamp.  Returns as
+ * rs_io_read_first() does; a result short of n goes to
+ * rs_io_write_after().
  */
+static inline __attribute__((always_inline)) ssize_t rs_io_write_first(
+    struct rs_fd *e, int fd, const void *buf, size_t n, int flags,
+    uint32_t *gen)
+{
+	*gen = rs_fd_gen(e);
+	ssize_t r = rs_realfast_send(fd, buf, n, flags | MSG_DONTWAIT);
+
+	if (__builtin_expect(r > 0 && (size_t)r == n, 1))
+		rs_fd_touch(e, rs_clock_now_ms());
+	return r;
+}
+
+/* The whole steady write, as rs_io_write returns it (-errno). */
 static inline __attribute__((always_inline)) ssize_t rs_io_write_steady(
     struct rs_fd *e, int fd, const void *buf, size_t n, int flags,
     bool as_plain)
 {
-	uint32_t gen = rs_fd_gen(e);
-	ssize_t r = rs_realfast_send(fd, buf, n, flags | MSG_DONTWAIT);
+	uint32_t gen;
+	ssize_t r = rs_io_write_first(e, fd, buf, n, flags, &gen);
 
-	if (__builtin_expect(r >= 0 && (size_t)r == n, 1)) {
-		if (r > 0)
-			rs_fd_touch(e, rs_clock_now_ms());
+	if (__builtin_expect(r >= 0 && (size_t)r == n, 1))
 		return r;
-	}
 	return rs_io_write_after(e, fd, buf, n, flags, r < 0 ? -errno : r,
 	    gen, as_plain);
 }

@@ -7,7 +7,12 @@
  *   parity_client again        a program that polls its non-blocking
  *                               connect by calling connect() again
  *   parity_client vfork        a vfork child's dup2 before any connect
- *   parity_client errno        errno after a read that had to wait
+ *   parity_client errno [MS]   errno after a read that had to wait (for
+ *                               an answer after MS ms, 200 if not given)
+ *   parity_client errno2 MS    likewise for the second read of a
+ *                               connection, whose answer comes after MS
+ *   parity_client errnow       errno after a blocking write that had to
+ *                               wait for the peer to drain its buffer
  *   parity_client restart      a read interrupted by an SA_RESTART handler
  *   parity_client dup2ep PORT  a pending socket in epoll, dup2'd over
  *   parity_client forklock     fork while another thread edits epoll
@@ -153,13 +158,13 @@ static int vfork_close(void)
 	return 0;
 }
 
-static int errno_kept(void)
+static int errno_kept(long delay_ms)
 {
 	struct sockaddr_in a;
 	int l = listener(&a);
 	char b[8];
 
-	answer_later(l, 200000);
+	answer_later(l, (useconds_t)delay_ms * 1000);
 	int s = socket(AF_INET, SOCK_STREAM, 0);
 
 	connect(s, (void *)&a, sizeof(a));
@@ -167,6 +172,74 @@ static int errno_kept(void)
 	ssize_t r = read(s, b, sizeof(b));
 
 	printf("errno: read=%zd errno=%d\n", r, errno);
+	return 0;
+}
+
+/*
+ * errno after the second read of a connection (the first arms the
+ * kernel's timer, the second is the steady state), whose answer comes
+ * after delay_ms.
+ */
+static int errno_second(long delay_ms)
+{
+	struct sockaddr_in a;
+	int l = listener(&a);
+	char b[8];
+
+	if (fork() == 0) {
+		int c = accept(l, NULL, NULL);
+
+		if (write(c, "a", 1) != 1)
+			_exit(1);
+		usleep((useconds_t)delay_ms * 1000);
+		if (write(c, "hi", 2) != 2)
+			_exit(1);
+		sleep(2);
+		_exit(0);
+	}
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+
+	connect(s, (void *)&a, sizeof(a));
+	ssize_t r = read(s, b, 1);
+
+	errno = 0;
+	if (r == 1)
+		r = read(s, b, sizeof(b));
+	printf("errno2: read=%zd errno=%d\n", r, errno);
+	return 0;
+}
+
+/*
+ * A blocking write when the socket buffers are full, to a peer that
+ * starts reading only after 300 ms: the write waits, sends, and
+ * succeeds; errno must be what the program had.
+ */
+static int errno_write(void)
+{
+	static char big[8 << 20];
+	struct sockaddr_in a;
+	int l = listener(&a);
+
+	if (fork() == 0) {
+		int c = accept(l, NULL, NULL);
+
+		usleep(300000);
+		while (read(c, big, sizeof(big)) > 0)
+			;
+		_exit(0);
+	}
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+
+	connect(s, (void *)&a, sizeof(a));
+	/* The buffers full, the write's first try gets EAGAIN. */
+	while (send(s, big, sizeof(big), MSG_DONTWAIT) > 0)
+		;
+	errno = 0;
+	ssize_t w = write(s, big, sizeof(big));
+
+	printf("errnow: write=%zd errno=%d\n", w, errno);
+	close(s);
+	wait(NULL);
 	return 0;
 }
 
@@ -323,7 +396,11 @@ int main(int argc, char **argv)
 	if (!strcmp(m, "vfork"))
 		return vfork_dup2();
 	if (!strcmp(m, "errno"))
-		return errno_kept();
+		return errno_kept(argc > 2 ? atol(argv[2]) : 200);
+	if (!strcmp(m, "errno2") && argc > 2)
+		return errno_second(atol(argv[2]));
+	if (!strcmp(m, "errnow"))
+		return errno_write();
 	if (!strcmp(m, "restart"))
 		return restart();
 	if (!strcmp(m, "dup2ep") && argc > 2)

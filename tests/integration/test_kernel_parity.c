@@ -66,6 +66,39 @@ static void test_errno_kept_on_success(void **state)
 	scenario(&r, "errno: read=2 errno=0", "errno", NULL, NULL);
 }
 
+/*
+ * errno is left alone by a read whose kernel timer (ktimeo.c: set below
+ * read_timeout, about 1.72 s for its 2 s) ended before the answer came
+ * at 1.85 s: the library waited out the rest itself, met EAGAIN on its
+ * way, and succeeded.  The first read of a connection, which arms the
+ * timer, and the second, in the steady state, take different paths.
+ */
+static void test_errno_kept_after_kernel_timer(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	scenario(&r, "errno: read=2 errno=0", "errno", "1850", NULL);
+	scenario(&r, "errno2: read=2 errno=0", "errno2", "1850", NULL);
+}
+
+/*
+ * errno is left alone by a blocking write with write_timeout that had to
+ * wait for room (its first try, which does not block, sent only part).
+ */
+static void test_errno_kept_after_write_wait(void **state)
+{
+	static const char yaml[] = "version: 1\ndefaults:\n"
+	    "  read_timeout: 2s\n  write_timeout: 2s\n";
+	char *saved = policy;
+	struct t_run r;
+
+	(void)state;
+	policy = t_policy(yaml);
+	scenario(&r, "errnow: write=8388608 errno=0", "errnow", NULL, NULL);
+	policy = saved;
+}
+
 /* A read interrupted by an SA_RESTART handler goes on, as the kernel's. */
 static void test_read_restarts(void **state)
 {
@@ -100,6 +133,8 @@ int main(void)
 		cmocka_unit_test(test_vfork_child_leaves_parent),
 		cmocka_unit_test(test_vfork_child_close_leaves_epoll),
 		cmocka_unit_test(test_errno_kept_on_success),
+		cmocka_unit_test(test_errno_kept_after_kernel_timer),
+		cmocka_unit_test(test_errno_kept_after_write_wait),
 		cmocka_unit_test(test_read_restarts),
 		cmocka_unit_test(test_dup2_over_pending_epoll),
 		cmocka_unit_test(test_fork_during_epoll_ctl),
