@@ -28,7 +28,6 @@
 #include "stats.h"
 #include "tdeadline.h"
 
-bool rs_httpconn_on;
 struct rs_httpconn **rs_httpconn_table;
 static int highest_fd = -1;
 
@@ -98,7 +97,7 @@ static void start(struct rs_httpconn *c, bool inbound, const char *header,
 	c->header = header;
 	c->rule = rule;
 	__atomic_store_n(&c->used, true, __ATOMIC_RELEASE);
-	__atomic_store_n(&rs_httpconn_on, true, __ATOMIC_RELEASE);
+	rs_runtime_rare_set(RS_RARE_HTTPCONN);
 	rs_httpconn_put(c);
 }
 

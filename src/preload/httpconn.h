@@ -21,6 +21,7 @@
 
 #include "fdtable.h"
 #include "http.h"
+#include "runtime.h"
 
 struct rs_httpconn {
 	uint32_t busy;		/* taken by one thread; see rs_httpconn_try */
@@ -34,9 +35,6 @@ struct rs_httpconn {
 	struct rs_http h;
 };
 
-/* Set once any tracking has started in this process. */
-extern bool rs_httpconn_on;
-
 /* The table, NULL until tracking starts (see httpconn.c). */
 extern struct rs_httpconn **rs_httpconn_table;
 
@@ -46,7 +44,7 @@ static inline struct rs_httpconn *rs_httpconn_get(int fd)
 	struct rs_httpconn **t;
 	struct rs_httpconn *c;
 
-	if (!__atomic_load_n(&rs_httpconn_on, __ATOMIC_RELAXED) || fd < 0 ||
+	if (!(rs_runtime_rare_get() & RS_RARE_HTTPCONN) || fd < 0 ||
 	    fd >= RS_FD_MAX)
 		return NULL;
 	t = __atomic_load_n(&rs_httpconn_table, __ATOMIC_ACQUIRE);

@@ -93,16 +93,18 @@ static ssize_t libc_after(ssize_t r, int save)
 }
 
 /*
- * engine_only() for a steady call (io.h) on the managed socket e: the
- * HTTP retry engine asked more strictly (no tracking started, none
- * enabled: a dup's http_off is not asked, its calls take the long way),
- * so that the test is a few loads.
+ * engine_only() for a steady call (io.h) on the managed socket e, and
+ * what the steady state asks beyond the entry, in a few loads: the HTTP
+ * retry engine asked more strictly (no tracking started, none enabled: a
+ * dup's http_off is not asked, its calls take the long way), and none of
+ * the process's rare features on (runtime.h), so that no deadline can
+ * bind the thread and no descriptor is HTTP-tracked.
  */
 static inline __attribute__((always_inline)) bool steady_only(
-    const struct rs_fd *e, int fd)
+    const struct rs_fd *e)
 {
 	return e->http == NULL && !e->settings->http.enabled &&
-	    !rs_guard_active() && rs_httpconn_get(fd) == NULL;
+	    !rs_guard_active() && rs_runtime_rare_get() == 0;
 }
 
 /*
@@ -346,7 +348,7 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 		    r < 0 ? -*rs_errno() : 0, gen, as_plain), save);    \
 	}                                                               \
 	WRAP_EXPORT(name, params, args,                                 \
-	    rs_ktimeo_steady_fields(e, flags))
+	    rs_ktimeo_steady_entry(e, flags))
 #define WRAP_OUT(name, params, args, flags, as_plain)                   \
 	WRAP_ENGINE(name, params, args)                                 \
 	SLOW HOT ssize_t name##_steady(RS_UNPAREN params,              \
@@ -361,7 +363,7 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 		return libc_after(rs_io_write_after(e, fd, buf, n, flags, \
 		    r < 0 ? -*rs_errno() : r, gen, as_plain), save);    \
 	}                                                               \
-	WRAP_EXPORT(name, params, args, rs_io_steady_out(e, flags))
+	WRAP_EXPORT(name, params, args, rs_io_steady_out_entry(e, flags))
 #define WRAP_ENGINE(name, params, args)                                 \
 	SLOW HOT ssize_t name##_engine(struct rs_fd *e,                \
 	    RS_UNPAREN params)                                          \
@@ -375,7 +377,7 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 	{                                                               \
 		struct rs_fd *e = rs_fd_get(fd);                        \
 									\
-		if (e && (steady) && steady_only(e, fd))                \
+		if (e && (steady) && steady_only(e))                    \
 			return name##_steady(RS_UNPAREN args, e);       \
 		if (plain(e, fd))                                       \
 			return rs_realfast_##name args;                 \

@@ -104,9 +104,11 @@ static inline __attribute__((always_inline)) ssize_t rs_io_read_steady(
 /*
  * Whether a write with flags on e is in the steady state: connected,
  * blocking and not shared, no timeout pending from a wait, write_timeout
- * set, no deadline that could bind the thread, and no MSG_DONTWAIT.
+ * set, and no MSG_DONTWAIT (the entry: rs_io_steady_out_entry()), and no
+ * deadline that could bind the thread (rs_tdeadline_none(), or a test
+ * that implies it).
  */
-static inline __attribute__((always_inline)) bool rs_io_steady_out(
+static inline __attribute__((always_inline)) bool rs_io_steady_out_entry(
     const struct rs_fd *e, int flags)
 {
 	const uint64_t mask = RS_FD_FLAG(write_timed_out) |
@@ -114,7 +116,13 @@ static inline __attribute__((always_inline)) bool rs_io_steady_out(
 
 	return e->settings->write_timeout_ms != RS_OFF &&
 	    (rs_fd_flag_word(e) & mask) == 0 && !(flags & MSG_DONTWAIT) &&
-	    rs_fd_state(e) == RS_FD_CONNECTED && rs_tdeadline_none();
+	    rs_fd_state(e) == RS_FD_CONNECTED;
+}
+
+static inline __attribute__((always_inline)) bool rs_io_steady_out(
+    const struct rs_fd *e, int flags)
+{
+	return rs_io_steady_out_entry(e, flags) && rs_tdeadline_none();
 }
 
 /*

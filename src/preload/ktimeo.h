@@ -73,13 +73,14 @@ static inline bool rs_ktimeo_arm(struct rs_fd *e, int fd, bool out,
  * all that io.c's path choice and rs_ktimeo_arm() would decide the long
  * way is the blocking system call under our timer: connected, blocking
  * and not shared, no timeout pending from a wait, read_timeout set and
- * ours in the kernel, no deadline that could bind the thread, none of
- * MSG_DONTWAIT, MSG_PEEK and MSG_WAITALL (rs_ktimeo_steady_fields(), a
- * few loads), and the call starting right after the last activity
- * (rs_ktimeo_steady_now(), the coarse clock, as rs_ktimeo_arm() asks
- * it).  False sends the call the long way, which decides it anew.
+ * ours in the kernel, none of MSG_DONTWAIT, MSG_PEEK and MSG_WAITALL (the
+ * entry: rs_ktimeo_steady_entry(), a few loads), no deadline that could
+ * bind the thread (rs_tdeadline_none(), or a test that implies it), and
+ * the call starting right after the last activity (rs_ktimeo_steady_now(),
+ * the coarse clock, as rs_ktimeo_arm() asks it).  False sends the call
+ * the long way, which decides it anew.
  */
-static inline __attribute__((always_inline)) bool rs_ktimeo_steady_fields(
+static inline __attribute__((always_inline)) bool rs_ktimeo_steady_entry(
     const struct rs_fd *e, int flags)
 {
 	/* kt_ours[0] set; read_timed_out, nonblocking and shared clear. */
@@ -89,7 +90,7 @@ static inline __attribute__((always_inline)) bool rs_ktimeo_steady_fields(
 	return (rs_fd_flag_word(e) & mask) == RS_FD_FLAG_TRUE(kt_ours) &&
 	    !(flags & (MSG_DONTWAIT | MSG_PEEK | MSG_WAITALL)) &&
 	    rs_fd_state(e) == RS_FD_CONNECTED &&
-	    e->settings->read_timeout_ms != RS_OFF && rs_tdeadline_none();
+	    e->settings->read_timeout_ms != RS_OFF;
 }
 
 static inline __attribute__((always_inline)) bool rs_ktimeo_steady_now(
@@ -102,7 +103,8 @@ static inline __attribute__((always_inline)) bool rs_ktimeo_steady_now(
 static inline __attribute__((always_inline)) bool rs_ktimeo_steady(
     const struct rs_fd *e, int flags)
 {
-	return rs_ktimeo_steady_fields(e, flags) && rs_ktimeo_steady_now(e);
+	return rs_ktimeo_steady_entry(e, flags) && rs_tdeadline_none() &&
+	    rs_ktimeo_steady_now(e);
 }
 
 /*

@@ -30,7 +30,7 @@ static struct rs_runtime runtime;
 static int ready;			/* atomic: runtime is complete */
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 
-int rs_runtime_deadline_set;
+unsigned rs_runtime_rare;
 
 const struct rs_runtime *rs_runtime_peek(void)
 {
@@ -113,7 +113,7 @@ static void init_locked(void)
 	rs_log_configure_from(runtime.secure, rs_startenv_get);
 	runtime.deadline_ms = read_deadline(&runtime.deadline_epoch_ms);
 	if (runtime.deadline_ms != RS_NEVER)
-		__atomic_store_n(&rs_runtime_deadline_set, 1, __ATOMIC_RELAXED);
+		rs_runtime_rare_set(RS_RARE_DEADLINE);
 	if (!rs_startenv_is("RESOLUTE_DISABLE", "1")) {
 		runtime.policy = load_policy(runtime.secure);
 		if (!runtime.policy && rs_startenv_is("RESOLUTE_STRICT", "1")) {

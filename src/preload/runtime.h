@@ -35,11 +35,32 @@ const struct rs_runtime *rs_runtime_get(void);
 const struct rs_runtime *rs_runtime_peek(void);
 
 /*
- * Nonzero once start-up found a process deadline (set before the runtime
- * is published, never cleared): the read and write fast paths test it
- * with one load instead of a call.
+ * The rare features of the process, a bit each, set once and never
+ * cleared (a fork child keeps its parent's): a process deadline (set by
+ * start-up before the runtime is published), an inbound deadline some
+ * thread took (tdeadline.h), HTTP tracking (httpconn.h).  One word, so
+ * that the read and write fast paths, which need none of them, ask with
+ * one load: 0 is none.
  */
-extern int rs_runtime_deadline_set __attribute__((visibility("hidden")));
+enum {
+	RS_RARE_DEADLINE = 1,		/* RESOLUTE_DEADLINE */
+	RS_RARE_TDEADLINE = 2,		/* a thread took a request's deadline */
+	RS_RARE_HTTPCONN = 4,		/* a descriptor is HTTP-tracked */
+};
+
+extern unsigned rs_runtime_rare __attribute__((visibility("hidden")));
+
+/* Returns the rare features switched on (RS_RARE_*), one relaxed load. */
+static inline unsigned rs_runtime_rare_get(void)
+{
+	return __atomic_load_n(&rs_runtime_rare, __ATOMIC_RELAXED);
+}
+
+/* Switches feature bit on, for good; release, for what it publishes. */
+static inline void rs_runtime_rare_set(unsigned bit)
+{
+	__atomic_fetch_or(&rs_runtime_rare, bit, __ATOMIC_RELEASE);
+}
 
 /*
  * Fork handlers (init.c): the start-up lock is held across fork() so that

@@ -20,8 +20,6 @@ struct thread_deadline {
 static __thread struct thread_deadline td
     __attribute__((tls_model("initial-exec")));
 
-int rs_tdeadline_taken;
-
 static int64_t process_deadline(void)
 {
 	const struct rs_runtime *rt = rs_runtime_peek();
@@ -54,7 +52,7 @@ int64_t rs_tdeadline_epoch(void)
 void rs_tdeadline_take(int fd, int64_t mono_ms, int64_t epoch_ms)
 {
 	/* Only this thread is bound, and it sees its own store. */
-	__atomic_store_n(&rs_tdeadline_taken, 1, __ATOMIC_RELAXED);
+	rs_runtime_rare_set(RS_RARE_TDEADLINE);
 	td.mono_ms = mono_ms;
 	td.epoch_ms = epoch_ms > 0 ? epoch_ms : 1;
 	td.fd = fd;

@@ -16,20 +16,12 @@
 #include "runtime.h"
 
 /*
- * Nonzero once a thread of this process took a request's deadline (never
- * cleared), so that the read and write fast paths can skip everything
- * deadline-related with two loads (rs_tdeadline_none).
- */
-extern int rs_tdeadline_taken __attribute__((visibility("hidden")));
-
-/*
  * Returns true when no deadline can bind the calling thread, so that
  * rs_tdeadline_get() would return RS_NEVER; false when one may.
  */
 static inline bool rs_tdeadline_none(void)
 {
-	return !(__atomic_load_n(&rs_runtime_deadline_set, __ATOMIC_RELAXED) |
-	    __atomic_load_n(&rs_tdeadline_taken, __ATOMIC_RELAXED));
+	return !(rs_runtime_rare_get() & (RS_RARE_DEADLINE | RS_RARE_TDEADLINE));
 }
 
 /*

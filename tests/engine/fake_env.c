@@ -37,7 +37,7 @@
 #define TEST_SPACING_MS (10 * 3600 * 1000LL)
 
 static struct rs_runtime runtime = { .deadline_ms = RS_NEVER };
-int rs_runtime_deadline_set;
+unsigned rs_runtime_rare;
 static struct rs_policy *policy;
 static unsigned stats[RS_STAT_COUNT];
 static char log_path[64];
@@ -139,7 +139,7 @@ void fk_deadline(int64_t in_ms)
 	runtime.deadline_ms = in_ms == RS_NEVER ? RS_NEVER :
 	    clock_us / 1000 + in_ms;
 	if (runtime.deadline_ms != RS_NEVER)
-		rs_runtime_deadline_set = 1;
+		rs_runtime_rare |= RS_RARE_DEADLINE;
 	/* As RESOLUTE_DEADLINE gives it: on the wall clock, for headers. */
 	runtime.deadline_epoch_ms = in_ms == RS_NEVER ? 0 :
 	    rs_clock_epoch_ms() + in_ms;
