@@ -300,9 +300,22 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
  * the exported one is the fast half (the real call when plain()), then
  * name_engine(): the io engine directly for a socket that is its alone,
  * else name_slow().  The middle half is apart so that the exported name
- * needs no stack frame.
+ * needs no stack frame.  The entry comes after the arguments, so that they
+ * stay in their registers (the compiler would otherwise move them about
+ * on every path, the real call's too); WRAP_E1 puts it first for the
+ * names of six arguments, after which it would have to go on the stack.
  */
 #define WRAP(name, params, args)                                        \
+	WRAP_ENGINE(name, params, args)                                 \
+	EXPORT HOT ssize_t name params                                  \
+	{                                                               \
+		struct rs_fd *e = rs_fd_get(fd);                        \
+									\
+		if (plain(e, fd))                                       \
+			return rs_realfast_##name args;                 \
+		return name##_engine(RS_UNPAREN args, e);               \
+	}
+#define WRAP_E1(name, params, args)                                     \
 	SLOW HOT ssize_t name##_engine(struct rs_fd *e,                \
 	    RS_UNPAREN params)                                          \
 	{                                                               \
@@ -321,14 +334,12 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 
 /*
  * WRAP_IN and WRAP_OUT do the same for the blocking reads and writes that
- * have a steady state (io.h): after plain(), a socket that is the io
+ * have a steady state (io.h): before plain(), a socket that is the io
  * engine's alone, with the entry's fields steady, goes to name_steady(),
  * which asks the clock and makes the system call and the stamp inline;
- * the rest goes to name_engine() as above.  The entry comes last to
- * name_steady(), so that the arguments stay in their registers.  Both halves are apart so
- * that the exported name needs no stack frame (the compiler would set
- * one up for every path, the real call's too).  A read is recv with no
- * flags on a connected stream socket, a write send.
+ * the rest goes on as above.  name_steady() is apart too, as the compiler
+ * would set up its stack frame on every path of the exported name.  A
+ * read is recv with no flags on a connected stream socket, a write send.
  */
 #define WRAP_IN(name, params, args, flags, as_plain)                    \
 	WRAP_ENGINE(name, params, args)                                 \
@@ -365,8 +376,8 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 	}                                                               \
 	WRAP_EXPORT(name, params, args, rs_io_steady_out_entry(e, flags))
 #define WRAP_ENGINE(name, params, args)                                 \
-	SLOW HOT ssize_t name##_engine(struct rs_fd *e,                \
-	    RS_UNPAREN params)                                          \
+	SLOW HOT ssize_t name##_engine(RS_UNPAREN params,              \
+	    struct rs_fd *e)                                            \
 	{                                                               \
 		if (engine_only(e, fd))                                 \
 			return LIBC_RET(rs_io_##name(e, RS_UNPAREN args)); \
@@ -381,10 +392,9 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 			return name##_steady(RS_UNPAREN args, e);       \
 		if (plain(e, fd))                                       \
 			return rs_realfast_##name args;                 \
-		return name##_engine(e, RS_UNPAREN args);               \
+		return name##_engine(RS_UNPAREN args, e);               \
 	}
 #define RS_UNPAREN(...) __VA_ARGS__
-#define IO(name, args) rs_io_##name(e, RS_UNPAREN args)
 
 /* ---- the exported names ---- */
 
@@ -392,14 +402,14 @@ WRAP_IN(read, (int fd, void *buf, size_t n), (fd, buf, n), 0, true)
 WRAP(readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt))
 WRAP_IN(recv, (int fd, void *buf, size_t n, int flags), (fd, buf, n, flags),
     flags, false)
-WRAP(recvfrom, (int fd, void *buf, size_t n, int flags, struct sockaddr *sa,
-    socklen_t *len), (fd, buf, n, flags, sa, len))
+WRAP_E1(recvfrom, (int fd, void *buf, size_t n, int flags,
+    struct sockaddr *sa, socklen_t *len), (fd, buf, n, flags, sa, len))
 WRAP(recvmsg, (int fd, struct msghdr *msg, int flags), (fd, msg, flags))
 WRAP_OUT(write, (int fd, const void *buf, size_t n), (fd, buf, n), 0, true)
 WRAP(writev, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt))
 WRAP_OUT(send, (int fd, const void *buf, size_t n, int flags),
     (fd, buf, n, flags), flags, false)
-WRAP(sendto, (int fd, const void *buf, size_t n, int flags,
+WRAP_E1(sendto, (int fd, const void *buf, size_t n, int flags,
     const struct sockaddr *sa, socklen_t len), (fd, buf, n, flags, sa, len))
 WRAP(sendmsg, (int fd, const struct msghdr *msg, int flags),
     (fd, msg, flags))
