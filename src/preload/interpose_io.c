@@ -333,16 +333,19 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 	}
 
 /*
- * WRAP_IN and WRAP_OUT do the same for the blocking reads and writes that
- * have a steady state (io.h): before plain(), a socket that is the io
- * engine's alone, with the entry's fields steady, goes to name_steady(),
- * which asks the clock and makes the system call and the stamp inline;
- * the rest goes on as above.  name_steady() is apart too, as the compiler
- * would set up its stack frame on every path of the exported name.  A
- * read is recv with no flags on a connected stream socket, a write send.
+ * WRAP_IN and WRAP_OUT do the same for the reads and writes that have a
+ * steady state (io.h), for a socket that is the io engine's alone: a
+ * steady blocking call (asked before plain(), which it never is) goes to
+ * name_steady(), which asks the clock and makes the system call and the
+ * stamp inline; one that cannot block and only records its activity
+ * (asked after plain()) to name_recorded(); the rest goes on as above.
+ * Both are apart too, as the compiler would set up their stack frame on
+ * every path of the exported name.  A blocking read is recv with no
+ * flags on a connected stream socket, a write send.
  */
 #define WRAP_IN(name, params, args, flags, as_plain)                    \
 	WRAP_ENGINE(name, params, args)                                 \
+	WRAP_RECORDED(name, params, args)                               \
 	SLOW HOT ssize_t name##_steady(RS_UNPAREN params,              \
 	    struct rs_fd *e)                                            \
 	{                                                               \
@@ -359,9 +362,10 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 		    r < 0 ? -*rs_errno() : 0, gen, as_plain), save);    \
 	}                                                               \
 	WRAP_EXPORT(name, params, args,                                 \
-	    rs_ktimeo_steady_entry(e, flags))
+	    rs_ktimeo_steady_entry(e, flags), false)
 #define WRAP_OUT(name, params, args, flags, as_plain)                   \
 	WRAP_ENGINE(name, params, args)                                 \
+	WRAP_RECORDED(name, params, args)                               \
 	SLOW HOT ssize_t name##_steady(RS_UNPAREN params,              \
 	    struct rs_fd *e)                                            \
 	{                                                               \
@@ -374,7 +378,8 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 		return libc_after(rs_io_write_after(e, fd, buf, n, flags, \
 		    r < 0 ? -*rs_errno() : r, gen, as_plain), save);    \
 	}                                                               \
-	WRAP_EXPORT(name, params, args, rs_io_steady_out_entry(e, flags))
+	WRAP_EXPORT(name, params, args,                                 \
+	    rs_io_steady_out_entry(e, flags), true)
 #define WRAP_ENGINE(name, params, args)                                 \
 	SLOW HOT ssize_t name##_engine(RS_UNPAREN params,              \
 	    struct rs_fd *e)                                            \
@@ -383,7 +388,14 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 			return LIBC_RET(rs_io_##name(e, RS_UNPAREN args)); \
 		return name##_slow(e, RS_UNPAREN args);                 \
 	}
-#define WRAP_EXPORT(name, params, args, steady)                         \
+/* The program's own call, which succeeds or fails as it would bare. */
+#define WRAP_RECORDED(name, params, args)                               \
+	SLOW HOT ssize_t name##_recorded(RS_UNPAREN params,            \
+	    struct rs_fd *e)                                            \
+	{                                                               \
+		return rs_io_touched(e, rs_realfast_##name args);       \
+	}
+#define WRAP_EXPORT(name, params, args, steady, out)                    \
 	EXPORT HOT ssize_t name params                                  \
 	{                                                               \
 		struct rs_fd *e = rs_fd_get(fd);                        \
@@ -392,8 +404,15 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 			return name##_steady(RS_UNPAREN args, e);       \
 		if (plain(e, fd))                                       \
 			return rs_realfast_##name args;                 \
+		if (e && rs_io_recording_entry(e, out, FLAGS_##name) && \
+		    steady_only(e))                                     \
+			return name##_recorded(RS_UNPAREN args, e);     \
 		return name##_engine(RS_UNPAREN args, e);               \
 	}
+#define FLAGS_read 0
+#define FLAGS_recv flags
+#define FLAGS_write 0
+#define FLAGS_send flags
 #define RS_UNPAREN(...) __VA_ARGS__
 
 /* ---- the exported names ---- */

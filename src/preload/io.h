@@ -125,6 +125,35 @@ static inline __attribute__((always_inline)) bool rs_io_steady_out(
 	return rs_io_steady_out_entry(e, flags) && rs_tdeadline_none();
 }
 
+/* Whether e has a read or write timeout (so that it is never plain). */
+static inline bool rs_io_timed(const struct rs_fd *e)
+{
+	const struct rs_settings *s = e->settings;
+
+	return (s->read_timeout_ms & s->write_timeout_ms) != RS_OFF;
+}
+
+/*
+ * Whether a read (out false) or write with flags on e is one that cannot
+ * block and only records its activity (io.c's PATH_REAL_RECORDING): the
+ * socket connected and non-blocking, and not shared (or the call has
+ * MSG_DONTWAIT), no timeout pending in that direction, and a read or
+ * write timeout set.  The program's own call then does it all, and
+ * rs_io_touched() after it.  A deadline changes nothing here.
+ */
+static inline __attribute__((always_inline)) bool rs_io_recording_entry(
+    const struct rs_fd *e, bool out, int flags)
+{
+	uint64_t w = rs_fd_flag_word(e);
+	const uint64_t nb = RS_FD_FLAG(nonblocking) | RS_FD_FLAG(shared);
+
+	return rs_io_timed(e) && !(w & (out ? RS_FD_FLAG(write_timed_out) :
+		RS_FD_FLAG(read_timed_out))) &&
+	    ((w & nb) == RS_FD_FLAG_TRUE(nonblocking) ||
+		(flags & MSG_DONTWAIT)) &&
+	    rs_fd_state(e) == RS_FD_CONNECTED;
+}
+
 /*
  * The first try of a blocking write or send for which
  * rs_io_steady_out(e, flags) held: it does not block (send is write on a

@@ -452,6 +452,42 @@ static void test_nonblocking_through_dup(void **state)
 	    0);
 }
 
+/*
+ * On a non-blocking socket (its reads and writes the program's own calls,
+ * the activity recorded after them): a wait that read_timeout ended
+ * leaves one ETIMEDOUT for the next read, and the read after that is the
+ * kernel's EAGAIN again.
+ */
+static void test_nonblocking_read_after_wait_timeout(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	run_client(&r, POLICY_800, "silent", NULL, NULL, "connect",
+	    "nonblock", "pollin:2000", "?read", "?recv", NULL);
+	assert_failed_in(&r, "pollin:2000", "ok", find_step(&r, "nonblock").ms,
+	    800);
+	assert_failed_in(&r, "?read", "ETIMEDOUT",
+	    find_step(&r, "pollin:2000").ms, 0);
+	assert_failed_in(&r, "?recv", "EAGAIN", find_step(&r, "?read").ms, 0);
+}
+
+/*
+ * Bytes a non-blocking read got are activity: the wait after it ends
+ * read_timeout after that read, not after the request sent before.
+ */
+static void test_nonblocking_read_is_activity(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	run_client(&r, POLICY_800, "stall", "-b", "1000", "connect",
+	    "nonblock", "http", "sleep:500", "read", "pollin:2000", NULL);
+	assert_true(find_step(&r, "read").value > 0);
+	assert_failed_in(&r, "pollin:2000", "ok", find_step(&r, "read").ms,
+	    800);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -468,6 +504,8 @@ int main(void)
 		cmocka_unit_test(test_raw_close_reused_by_pipe),
 		cmocka_unit_test(test_raw_close_reused_by_socket),
 		cmocka_unit_test(test_nonblocking_through_dup),
+		cmocka_unit_test(test_nonblocking_read_after_wait_timeout),
+		cmocka_unit_test(test_nonblocking_read_is_activity),
 		cmocka_unit_test(test_own_rcvtimeo_followed),
 		cmocka_unit_test(test_nonblocking_write_after_undriven_connect),
 		cmocka_unit_test(test_blocking_write_while_connecting),
