@@ -344,6 +344,20 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
  * flags on a connected stream socket, a write send.
  */
 #define WRAP_IN(name, params, args, flags, as_plain)                    \
+	WRAP_STEADY(name, params, args, flags, as_plain, read, r > 0,   \
+	    !rs_ktimeo_steady_now(e), rs_ktimeo_steady_entry(e, flags), false)
+#define WRAP_OUT(name, params, args, flags, as_plain)                   \
+	WRAP_STEADY(name, params, args, flags, as_plain, write,         \
+	    r >= 0 && (size_t)r == n, false,                            \
+	    rs_io_steady_out_entry(e, flags), true)
+/*
+ * The halves of both: dir is read or write (io.h's rs_io_<dir>_first and
+ * _after), done says the first try ended the call, late that a read
+ * starts too long after the last activity for the kernel to time it (it
+ * goes the long way), entry the steady test of the entry.
+ */
+#define WRAP_STEADY(name, params, args, flags, as_plain, dir, done, late, \
+    entry, out)                                                         \
 	WRAP_ENGINE(name, params, args)                                 \
 	WRAP_RECORDED(name, params, args)                               \
 	SLOW HOT ssize_t name##_steady(RS_UNPAREN params,              \
@@ -351,35 +365,17 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 	{                                                               \
 		uint32_t gen;                                           \
 									\
-		if (!rs_ktimeo_steady_now(e))                           \
+		if (late)                                               \
 			return LIBC_RET(rs_io_##name(e, RS_UNPAREN args)); \
 		int save = *rs_errno();                                 \
-		ssize_t r = rs_io_read_first(e, fd, buf, n, flags, &gen); \
+		ssize_t r = rs_io_##dir##_first(e, fd, buf, n, flags, &gen); \
 									\
-		if (__builtin_expect(r > 0, 1))                         \
+		if (__builtin_expect(done, 1))                          \
 			return r;                                       \
-		return libc_after(rs_io_read_after(e, fd, buf, n, flags, \
-		    r < 0 ? -*rs_errno() : 0, gen, as_plain), save);    \
-	}                                                               \
-	WRAP_EXPORT(name, params, args,                                 \
-	    rs_ktimeo_steady_entry(e, flags), false)
-#define WRAP_OUT(name, params, args, flags, as_plain)                   \
-	WRAP_ENGINE(name, params, args)                                 \
-	WRAP_RECORDED(name, params, args)                               \
-	SLOW HOT ssize_t name##_steady(RS_UNPAREN params,              \
-	    struct rs_fd *e)                                            \
-	{                                                               \
-		uint32_t gen;                                           \
-		int save = *rs_errno();                                 \
-		ssize_t r = rs_io_write_first(e, fd, buf, n, flags, &gen); \
-									\
-		if (__builtin_expect(r >= 0 && (size_t)r == n, 1))      \
-			return r;                                       \
-		return libc_after(rs_io_write_after(e, fd, buf, n, flags, \
+		return libc_after(rs_io_##dir##_after(e, fd, buf, n, flags, \
 		    r < 0 ? -*rs_errno() : r, gen, as_plain), save);    \
 	}                                                               \
-	WRAP_EXPORT(name, params, args,                                 \
-	    rs_io_steady_out_entry(e, flags), true)
+	WRAP_EXPORT(name, params, args, entry, out)
 #define WRAP_ENGINE(name, params, args)                                 \
 	SLOW HOT ssize_t name##_engine(RS_UNPAREN params,              \
 	    struct rs_fd *e)                                            \
