@@ -302,8 +302,11 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
  * else name_slow().  The middle half is apart so that the exported name
  * needs no stack frame.  The entry comes after the arguments, so that they
  * stay in their registers (the compiler would otherwise move them about
- * on every path, the real call's too); WRAP_E1 puts it first for the
- * names of six arguments, after which it would have to go on the stack.
+ * on every path, the real call's too).  WRAP6, for the names of six
+ * arguments, passes no entry: a seventh argument would go on the stack,
+ * so that the exported name could not jump to its middle half but would
+ * call it, with a stack frame on every path; the middle half looks the
+ * entry up again instead (a few loads, on the managed path only).
  */
 #define WRAP(name, params, args)                                        \
 	WRAP_ENGINE(name, params, args)                                 \
@@ -315,21 +318,20 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 			return rs_realfast_##name args;                 \
 		return name##_engine(RS_UNPAREN args, e);               \
 	}
-#define WRAP_E1(name, params, args)                                     \
-	SLOW HOT ssize_t name##_engine(struct rs_fd *e,                \
-	    RS_UNPAREN params)                                          \
+#define WRAP6(name, params, args)                                       \
+	SLOW HOT ssize_t name##_engine params                           \
 	{                                                               \
+		struct rs_fd *e = rs_fd_get(fd);                        \
+									\
 		if (engine_only(e, fd))                                 \
 			return LIBC_RET(rs_io_##name(e, RS_UNPAREN args)); \
 		return name##_slow(e, RS_UNPAREN args);                 \
 	}                                                               \
 	EXPORT HOT ssize_t name params                                  \
 	{                                                               \
-		struct rs_fd *e = rs_fd_get(fd);                        \
-									\
-		if (plain(e, fd))                                       \
+		if (plain(rs_fd_get(fd), fd))                           \
 			return rs_realfast_##name args;                 \
-		return name##_engine(e, RS_UNPAREN args);               \
+		return name##_engine args;                              \
 	}
 
 /*
@@ -417,14 +419,14 @@ WRAP_IN(read, (int fd, void *buf, size_t n), (fd, buf, n), 0, true)
 WRAP(readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt))
 WRAP_IN(recv, (int fd, void *buf, size_t n, int flags), (fd, buf, n, flags),
     flags, false)
-WRAP_E1(recvfrom, (int fd, void *buf, size_t n, int flags,
+WRAP6(recvfrom, (int fd, void *buf, size_t n, int flags,
     struct sockaddr *sa, socklen_t *len), (fd, buf, n, flags, sa, len))
 WRAP(recvmsg, (int fd, struct msghdr *msg, int flags), (fd, msg, flags))
 WRAP_OUT(write, (int fd, const void *buf, size_t n), (fd, buf, n), 0, true)
 WRAP(writev, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt))
 WRAP_OUT(send, (int fd, const void *buf, size_t n, int flags),
     (fd, buf, n, flags), flags, false)
-WRAP_E1(sendto, (int fd, const void *buf, size_t n, int flags,
+WRAP6(sendto, (int fd, const void *buf, size_t n, int flags,
     const struct sockaddr *sa, socklen_t len), (fd, buf, n, flags, sa, len))
 WRAP(sendmsg, (int fd, const struct msghdr *msg, int flags),
     (fd, msg, flags))
