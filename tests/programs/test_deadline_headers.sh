@@ -55,7 +55,13 @@ run() {
 		    >/dev/null 2>"$dir/err" ||
 			{ echo "FAIL: client $n: $(cat "$dir/err")"; fails=$((fails + 1)); }
 	fi
-	sleep 0.2
+	# The capture server may still be reading the connection: its bytes
+	# are whole once it says the connection ended (bounded: 5 s).
+	i=0
+	while [ ! -e "$dir/conn-$n.done" ] && [ $i -lt 100 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
 }
 # expect N WHAT PYTHON-CHECK: checks conn-N's bytes (b) in Python.
 expect() {
