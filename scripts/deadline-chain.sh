@@ -57,8 +57,11 @@ start() {
 	if [ "$mode" = bare ] || [ "$name" = backend ]; then
 		timeout 12 "$@" >"$fifo" 2>>"$out/$name.err" &
 	else
-		RESOLUTE_LOG=info RESOLUTE_LOG_FILE=$out/resolute-$name.log \
-		    rsrun --policy "$pol" -- timeout 12 "$@" \
+		# In a subshell that becomes the program: $! is then the
+		# program, which cleanup's kill must reach (a backgrounded
+		# function leaves a subshell there, and the service ran on).
+		(RESOLUTE_LOG=info RESOLUTE_LOG_FILE=$out/resolute-$name.log \
+		    rsrun_exec --policy "$pol" -- timeout 12 "$@") \
 		    >"$fifo" 2>>"$out/$name.err" &
 	fi
 	pids="$! $pids"

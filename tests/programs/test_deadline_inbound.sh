@@ -34,9 +34,10 @@ mkfifo "$dir/r1" "$dir/r2"
 timeout 30 python3 tests/programs/silent_backend.py $((port + 1)) "$ev" 25 >"$dir/r1" &
 pids="$pids $!"
 read -r l1 <"$dir/r1"
-RESOLUTE_LOG=info RESOLUTE_LOG_FILE=$dir/rs.log rsrun \
+# (rsrun_exec: $! is the service itself, which cleanup must stop.)
+(RESOLUTE_LOG=info RESOLUTE_LOG_FILE=$dir/rs.log rsrun_exec \
     --policy "$dir/p.yaml" -- timeout 30 python3 tests/programs/chain_service.py C $port 0 \
-    "http://127.0.0.1:$((port + 1))/" "$ev" >"$dir/r2" &
+    "http://127.0.0.1:$((port + 1))/" "$ev") >"$dir/r2" &
 pids="$pids $!"
 read -r l2 <"$dir/r2"
 [ "$l1$l2" = readyready ] || { echo "FAIL: services did not start"; exit 1; }
