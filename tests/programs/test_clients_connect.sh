@@ -87,7 +87,7 @@ defaults:
   retry_budget: {ratio: 1000, min_per_second: 100000}
 EOF
 
-# Starts "peer late -d 700"; sets $port.  Bounded: 50 checks of 20 ms.
+# Starts "peer late -d 700"; sets $port.  Bounded: 500 checks of 20 ms.
 # The peer refuses for 700 ms from its start: times of the refused-then-up
 # case are measured from there (peer_t0), not from the client's start.
 start_peer() {
@@ -96,11 +96,12 @@ start_peer() {
 	"$RS_BUILD/itests/peer" late -d 700 -l 30000 >"$tmp/port" &
 	peer_pid=$!
 	i=0
-	while [ ! -s "$tmp/port" ] && [ $i -lt 50 ]; do
+	while [ ! -s "$tmp/port" ] && [ $i -lt 500 ]; do
 		sleep 0.02
 		i=$((i + 1))
 	done
 	port=$(cat "$tmp/port")
+	[ -n "$port" ] || { echo "FAIL  the peer did not start"; exit 1; }
 }
 
 stop_peer() {

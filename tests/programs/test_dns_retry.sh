@@ -68,13 +68,18 @@ python3 tests/programs/dnsd.py 127.0.0.53 --fail-ms 1000 --life 120 \
 dnsd_pid=$!
 "$RS_BUILD/itests/peer" http -h 127.0.0.23 -p 8080 -l 120000 >"$tmp/port" &
 peer_pid=$!
+# Both must be up before the first run: its SIGUSR1 would end a responder
+# that has not set its handler yet.  Bounded: 10 s (python3 on a loaded
+# machine can take more than the 2 s this once allowed).
 i=0
 while { [ ! -s "$tmp/port" ] || [ ! -s "$tmp/dnsd.ready" ]; } &&
-    [ $i -lt 100 ]; do
+    [ $i -lt 500 ]; do
 	sleep 0.02
 	i=$((i + 1))
 done
 port=$(cat "$tmp/port")
+[ -n "$port" ] && [ -s "$tmp/dnsd.ready" ] ||
+	{ echo "FAIL  the peer or dnsd.py did not start"; exit 1; }
 fo_build_java "$tmp" || echo "note: javac not available, Java skipped"
 
 cat >"$tmp/retry.yaml" <<'EOF_P'

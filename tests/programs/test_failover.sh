@@ -96,12 +96,15 @@ mount --bind "$tmp/nsswitch.conf" /etc/nsswitch.conf
 
 "$RS_BUILD/itests/peer" http -h 127.0.0.23 -l 120000 >"$tmp/port" &
 peer_pid=$!
+# Bounded: 10 s, and checked (an empty port made every case fail without
+# saying why).
 i=0
-while [ ! -s "$tmp/port" ] && [ $i -lt 50 ]; do
+while [ ! -s "$tmp/port" ] && [ $i -lt 500 ]; do
 	sleep 0.02
 	i=$((i + 1))
 done
 port=$(cat "$tmp/port")
+[ -n "$port" ] || { echo "FAIL  the peer did not start"; exit 1; }
 fo_build_java "$tmp" || echo "note: javac not available, Java skipped"
 
 common='  connect_timeout: 500ms
