@@ -8,7 +8,8 @@
 # answers HTTP.  Each client -- getaddrinfo(), gethostbyname() and its
 # 2/_r forms, curl, wget, python3 (blocking and asyncio), node, Java -- is
 # run bare (it fails at once: EAI_AGAIN) and under the library (lookups
-# retried after 200, 400 and 800 ms: answered at ~1.4 s).  NXDOMAIN comes
+# retried after 200, 400 and 800 ms: answered ~1.4 s after the first
+# lookup).  NXDOMAIN comes
 # back at once, never retried; a name that keeps failing stops within
 # connect_budget; the exit summary counts dns_retries.  Every command is
 # bounded by timeout(1); the whole test takes ~30 s.
@@ -100,12 +101,16 @@ EOF_P
 
 # run MODE CLIENT NAME: MODE bare, or a policy name (retry, budget); the
 # responder is re-armed first (SERVFAIL for one second from the first
-# query).  Output in $out, log in $log; sets rc and ms.
+# query).  Output in $out, log in $log; sets rc, ms and q_ms (the time
+# from the run's first query to its end: the client's start-up, which
+# takes seconds for python3 under a sanitizer on a loaded machine, does
+# not count; -1 without a query).
 run() {
 	out=$tmp/out.$2.$1 log=$tmp/log.$2.$1
 	: >"$log"
 	kill -USR1 "$dnsd_pid"
 	sleep 0.05
+	seen=$(wc -l <"$tmp/dnsd.log")
 	t0=$(fo_now_ms)
 	if [ "$1" = bare ]; then
 		timeout 10 sh "$self" --client "$tmp" "$2" "$3" "$port" \
@@ -117,7 +122,10 @@ run() {
 		    >"$out" 2>&1
 	fi
 	rc=$?
-	ms=$(($(fo_now_ms) - t0))
+	t1=$(fo_now_ms)
+	ms=$((t1 - t0))
+	q0=$(sed -n "$((seen + 1))s/ query .*//p" "$tmp/dnsd.log")
+	q_ms=$((t1 - ${q0:-$((t1 + 1))}))
 }
 
 for c in c-gai c-hostent c-hostent2 c-hostent_r c-hostent2_r \
@@ -130,12 +138,13 @@ for c in c-gai c-hostent c-hostent2 c-hostent_r c-hostent2_r \
 	b_rc=$rc b_ms=$ms
 	run retry "$c" svc.test
 	n=$(grep -c 'lookup [0-9]*/6 failed' "$log")
-	if [ "$b_rc" != 0 ] && [ "$rc" = 0 ] && [ "$ms" -ge 1000 ] &&
-	    [ "$ms" -lt $((1400 + 2000 + SLACK)) ] && [ "$n" -ge 1 ]; then
-		pass "$c: resolved after $n retries, $ms ms" \
-		    "(bare: exit $b_rc after $b_ms ms)"
+	if [ "$b_rc" != 0 ] && [ "$rc" = 0 ] && [ "$q_ms" -ge 1000 ] &&
+	    [ "$q_ms" -lt $((1400 + 2000 + SLACK)) ] && [ "$n" -ge 1 ]; then
+		pass "$c: resolved after $n retries, $q_ms ms after the first" \
+		    "lookup, $ms ms in all (bare: exit $b_rc after $b_ms ms)"
 	else
-		fail "$c: exit $rc after $ms ms, $n retries logged" \
+		fail "$c: exit $rc after $ms ms ($q_ms ms after the first" \
+		    "lookup), $n retries logged" \
 		    "(bare: exit $b_rc after $b_ms ms)" "$out" "$log" \
 		    "$tmp/out.$c.bare"
 	fi
