@@ -115,7 +115,8 @@ printf 'version: 1\ndefaults:\n%s\n' "$common" >"$tmp/on.yaml"
 printf 'version: 1\ndefaults:\n%s\n  failover: off\n' "$common" >"$tmp/off.yaml"
 
 # run MODE CLIENT NAME [LIMIT_S]: MODE is bare, on or off (the policy);
-# output in $tmp/out.CLIENT.MODE, log in $tmp/log.CLIENT.MODE; sets rc, ms.
+# output in $tmp/out.CLIENT.MODE, log in $tmp/log.CLIENT.MODE; sets rc and
+# ms (from the client's "start" line, else from before it started).
 run() {
 	out=$tmp/out.$2.$1 log=$tmp/log.$2.$1
 	: >"$log"
@@ -130,7 +131,8 @@ run() {
 		    "$port" >"$out" 2>&1
 	fi
 	rc=$?
-	ms=$(($(fo_now_ms) - t0))
+	t1=$(fo_now_ms)
+	ms=$((t1 - $(fo_start_ms "$out" "$t0")))
 }
 
 # stays LOG: whether every attempt logged went to the address of the
