@@ -18,7 +18,7 @@
 # client's library sent), OUTDIR/t0 (epoch ms),
 # OUTDIR/client (curl's status, exit code and elapsed ms) and
 # OUTDIR/resolute-*.log.  DEADLINE_MS (500) is the client's deadline.
-# Bounded: at most about 8 s.
+# Bounded: at most about 8 s (plus DEADLINE_MS beyond 500 ms, twice).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 mode=$1 out=$2
@@ -27,6 +27,10 @@ CLI=${RS_CLI:-$B/resolute}
 . tests/programs/rsrun.sh
 WORK_MS=${WORK_MS:-60}
 SETTLE_S=${SETTLE_S:-2}
+DEADLINE_MS=${DEADLINE_MS:-500}
+# How long every process may live: well past the deadline, however long
+# it is (a backend gone before it would end C's call for the library).
+life=$((DEADLINE_MS / 1000 + 10))
 base=${PORT_BASE:-$((20000 + $$ % 20000))}
 mkdir -p "$out" && rm -f "$out"/*
 svc=tests/programs/chain_service.py
@@ -55,13 +59,13 @@ start() {
 	fifo=$out/$name.ready
 	mkfifo "$fifo"
 	if [ "$mode" = bare ] || [ "$name" = backend ]; then
-		timeout 12 "$@" >"$fifo" 2>>"$out/$name.err" &
+		timeout $((life + 2)) "$@" >"$fifo" 2>>"$out/$name.err" &
 	else
 		# In a subshell that becomes the program: $! is then the
 		# program, which cleanup's kill must reach (a backgrounded
 		# function leaves a subshell there, and the service ran on).
 		(RESOLUTE_LOG=info RESOLUTE_LOG_FILE=$out/resolute-$name.log \
-		    rsrun_exec --policy "$pol" -- timeout 12 "$@") \
+		    rsrun_exec --policy "$pol" -- timeout $((life + 2)) "$@") \
 		    >"$fifo" 2>>"$out/$name.err" &
 	fi
 	pids="$! $pids"
@@ -76,9 +80,9 @@ client="curl -sS -o /dev/null -w %{http_code}"
 . tests/programs/sanitizer.sh
 usable curl --version >/dev/null || client="python3 tests/programs/deadline_wire.py get"
 ev=$out/events
-start backend python3 tests/programs/silent_backend.py "$((base + 4))" "$ev" 10
+start backend python3 tests/programs/silent_backend.py "$((base + 4))" "$ev" "$life"
 if [ "$mode" = pool ]; then
-	start C python3 $svc C "$((base + 3))" "$((${DEADLINE_MS:-500} + 1000))" - "$ev"
+	start C python3 $svc C "$((base + 3))" "$((DEADLINE_MS + 1000))" - "$ev"
 	start B python3 $svc B "$((base + 2))" "$WORK_MS" "$(url 3)" "$ev" pool
 else
 	model=thread
@@ -91,11 +95,21 @@ t0=$(date +%s%3N)
 echo "$t0" >"$out/t0"
 # shellcheck disable=SC2086 # the client's words split on purpose
 RESOLUTE_LOG=info RESOLUTE_LOG_FILE=$out/resolute-client.log \
-    rsrun --policy "$pol" --deadline "${DEADLINE_MS:-500}ms" -- timeout 10 \
+    rsrun --policy "$pol" --deadline "${DEADLINE_MS}ms" -- timeout "$life" \
     $client "$(url 1)" >"$out/client.code" 2>"$out/client.err"
 rc=$?
 t1=$(date +%s%3N)
 echo "code=$(cat "$out/client.code") exit=$rc elapsed_ms=$((t1 - t0))" \
     >"$out/client"
 sleep "$SETTLE_S"
+# pool: C answers DEADLINE_MS + 1 s after its request came, which is
+# after the settling time when the client took long to start (make asan:
+# seconds): B's worker call must be over before the run ends, so wait
+# for it, at most DEADLINE_MS + 3 s more.
+i=0
+while [ "$mode" = pool ] && ! grep -Eq '^[0-9]+ B (ok|gave_up) ' "$ev" &&
+    [ $i -lt $(((DEADLINE_MS + 3000) / 100)) ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
 date +%s%3N >"$out/t_end"
