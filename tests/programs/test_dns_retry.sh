@@ -138,15 +138,15 @@ for c in c-gai c-hostent c-hostent2 c-hostent_r c-hostent2_r \
 	b_rc=$rc b_ms=$ms
 	run retry "$c" svc.test
 	n=$(grep -c 'lookup [0-9]*/6 failed' "$log")
+	# Timed from the run's first query: the client's start-up before it,
+	# seconds under ASan on a busy machine, is not the library's.
 	if [ "$b_rc" != 0 ] && [ "$rc" = 0 ] && [ "$q_ms" -ge 1000 ] &&
 	    [ "$q_ms" -lt $((1400 + 2000 + SLACK)) ] && [ "$n" -ge 1 ]; then
 		pass "$c: resolved after $n retries, $q_ms ms after the first" \
 		    "lookup, $ms ms in all (bare: exit $b_rc after $b_ms ms)"
 	else
-		fail "$c: exit $rc after $ms ms ($q_ms ms after the first" \
-		    "lookup), $n retries logged" \
-		    "(bare: exit $b_rc after $b_ms ms)" "$out" "$log" \
-		    "$tmp/out.$c.bare"
+		fail "$c: exit $rc after $ms ms ($q_ms ms after the first lookup), $n retries logged (bare: exit $b_rc after $b_ms ms)" \
+		    "$out" "$log" "$tmp/out.$c.bare"
 	fi
 done
 
