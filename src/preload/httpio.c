@@ -48,25 +48,6 @@ static int settle(struct rs_hconn *h, struct rs_fd *e, int fd, int flags)
 }
 
 /*
- * A socket error that the engine's peek took from the kernel in a wait
- * (httpwait.c), given to the program's next read once: -errno, or 0.
- */
-static int pending_error(struct rs_fd *e)
-{
-	int err = 0;
-
-	if (__atomic_load_n(&e->http, __ATOMIC_ACQUIRE) == NULL)
-		return 0;
-	/* Under the entry's lock, as rs_hconn_drop() frees the state. */
-	rs_fd_lock(e);
-	if (e->http != NULL)
-		err = __atomic_exchange_n(&e->http->pending_err, 0,
-		    __ATOMIC_ACQ_REL);
-	rs_fd_unlock(e);
-	return -err;
-}
-
-/*
  * Settles the response before a read.  Returns the connection state to
  * feed afterwards (NULL: read the plain way) and in *err an error that
  * ends the call instead (0 for none).
@@ -76,11 +57,10 @@ static struct rs_hconn *before_read(struct rs_fd **e, int fd, int flags,
 {
 	struct rs_hconn *h;
 
-	*err = 0;
-	if (!rs_hio_wanted(*e) || (h = rs_hconn_enter(*e)) == NULL) {
-		*err = pending_error(*e);
+	*err = rs_hio_take_error(*e);
+	if (*err != 0 || !rs_hio_wanted(*e) ||
+	    (h = rs_hconn_enter(*e)) == NULL)
 		return NULL;
-	}
 	*err = settle(h, *e, fd, flags);
 	/* A reconnect made a new entry for fd (the same slot, or none). */
 	struct rs_fd *now = rs_fd_get(fd);
@@ -214,7 +194,10 @@ ssize_t rs_hio_send(struct rs_fd *e, int fd, const void *buf, size_t n,
 {
 	struct rs_hconn *h;
 	ssize_t r;
+	int err = rs_hio_take_error(e);
 
+	if (err != 0)
+		return err;
 	if (!rs_hio_wanted(e) || (h = rs_hconn_enter(e)) == NULL)
 		return rs_io_send(e, fd, buf, n, flags);
 	enum rs_hr_phase before = h->m.phase;
@@ -228,7 +211,10 @@ ssize_t rs_hio_write(struct rs_fd *e, int fd, const void *buf, size_t n)
 {
 	struct rs_hconn *h;
 	ssize_t r;
+	int err = rs_hio_take_error(e);
 
+	if (err != 0)
+		return err;
 	if (!rs_hio_wanted(e) || (h = rs_hconn_enter(e)) == NULL)
 		return rs_io_write(e, fd, buf, n);
 	enum rs_hr_phase before = h->m.phase;
@@ -241,8 +227,10 @@ ssize_t rs_hio_write(struct rs_fd *e, int fd, const void *buf, size_t n)
 ssize_t rs_hio_sendto(struct rs_fd *e, int fd, const void *buf, size_t n,
     int flags, const struct sockaddr *sa, socklen_t len)
 {
-	if (sa == NULL)
-		return rs_hio_send(e, fd, buf, n, flags);
+	int err = rs_hio_take_error(e);
+
+	if (sa == NULL || err != 0)
+		return err != 0 ? err : rs_hio_send(e, fd, buf, n, flags);
 	if (rs_hio_wanted(e))
 		rs_hio_untracked(e);
 	return rs_io_sendto(e, fd, buf, n, flags, sa, len);
@@ -274,7 +262,10 @@ ssize_t rs_hio_writev(struct rs_fd *e, int fd, const struct iovec *iov,
 {
 	struct rs_hconn *h;
 	ssize_t r;
+	int err = rs_hio_take_error(e);
 
+	if (err != 0)
+		return err;
 	if (!rs_hio_wanted(e) || (h = rs_hconn_enter(e)) == NULL)
 		return rs_io_writev(e, fd, iov, cnt);
 	enum rs_hr_phase before = h->m.phase;
@@ -295,7 +286,10 @@ ssize_t rs_hio_sendmsg(struct rs_fd *e, int fd, const struct msghdr *msg,
 {
 	struct rs_hconn *h;
 	ssize_t r;
+	int err = rs_hio_take_error(e);
 
+	if (err != 0)
+		return err;
 	if (!rs_hio_wanted(e) || (h = rs_hconn_enter(e)) == NULL)
 		return rs_io_sendmsg(e, fd, msg, flags);
 	enum rs_hr_phase before = h->m.phase;

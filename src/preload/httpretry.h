@@ -42,7 +42,6 @@ struct rs_hconn {
 	bool orphan;			/* its descriptor is no longer managed */
 	bool reused;			/* the last resend reused the connection */
 	int64_t own_until;		/* the program's SO_RCVTIMEO, this call */
-	int pending_err;		/* a socket error a wait's peek took */
 	/* The non-blocking retry, driven by the waits (httpwait.h). */
 	int64_t retry_at_ms;		/* WAIT: when the request goes again */
 	const char *out;		/* a resend's bytes not sent yet */

@@ -112,8 +112,9 @@ static int await(struct rs_hconn *h, struct rs_fd *e, int fd, int64_t now,
 		return want_in(e, now, next);
 	if (n < 0) {
 		/* The peek took the socket's error from the kernel: the
-		   program's next read gets it (httpio.c), as it would have. */
-		__atomic_store_n(&h->pending_err, errno, __ATOMIC_RELEASE);
+		   program's next read, write or SO_ERROR gets it
+		   (rs_hio_take_error()), as it would have. */
+		__atomic_store_n(&e->http_err, errno, __ATOMIC_RELEASE);
 		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
 		return RS_HW_NONE;
 	}

@@ -72,6 +72,7 @@ enum op_kind {
 	OP_ADVANCE,	/* arg ms pass */
 	OP_READ,	/* reads; want: the result */
 	OP_BLOCKING,	/* the program clears O_NONBLOCK */
+	OP_SO_ERROR,	/* asks SO_ERROR; want: what the engine holds */
 };
 
 struct op {
@@ -87,6 +88,8 @@ struct op {
 #define ADVANCE(ms) { OP_ADVANCE, (ms), 0, 0 }
 #define READS(w) { OP_READ, 0, (w), 0 }
 #define BLOCKING { OP_BLOCKING, 0, 0, 0 }
+#define WRITES(w) { OP_WRITE, 0, (w), 0 }
+#define SO_ERROR_HELD(w) { OP_SO_ERROR, 0, (w), 0 }
 
 struct hw_case {
 	const char *name;
@@ -146,6 +149,25 @@ static const struct hw_case cases[] = {
 		.steps = { SENT, PEEK_FAILS(ECONNRESET) },
 		.ops = { WRITE, STEP(1, RS_HW_NONE, -1), READS(-ECONNRESET) },
 		.want_sent = GET,
+	},
+	{
+		/* Linux reports it to whichever comes first: a write. */
+		.name = "an error in the peek goes to the next write, once",
+		.policy = HPOLICY("off"),
+		.steps = { SENT, PEEK_FAILS(ECONNRESET), READ("") },
+		.ops = { WRITE, STEP(1, RS_HW_NONE, -1), WRITES(-ECONNRESET),
+			READS(0) },
+		.want_sent = GET, .want_data = "",
+	},
+	{
+		/* ... or getsockopt(SO_ERROR), which takes it as well. */
+		.name = "an error in the peek goes to SO_ERROR, once",
+		.policy = HPOLICY("off"),
+		.steps = { SENT, PEEK_FAILS(ECONNRESET), READ("") },
+		.ops = { WRITE, STEP(1, RS_HW_NONE, -1),
+			SO_ERROR_HELD(-ECONNRESET), SO_ERROR_HELD(0),
+			READS(0) },
+		.want_sent = GET, .want_data = "",
 	},
 	{
 		.name = "poll: the resend in parts watches POLLOUT",
@@ -276,6 +298,9 @@ static void run_op(const struct hw_case *c, const struct op *o, char *buf,
 	case OP_BLOCKING:
 		fk_sock(FD)->flags &= ~O_NONBLOCK;
 		e->nonblocking = false;
+		break;
+	case OP_SO_ERROR:
+		assert_int_equal(rs_hio_take_error(e), o->want);
 		break;
 	case OP_END:
 		break;

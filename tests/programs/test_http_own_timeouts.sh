@@ -16,6 +16,9 @@
 #   the request: recv raises ConnectionResetError, blocking or after
 #   select; the library's peek at the response took the socket's error
 #   from the kernel, and the program used to read an end of file.
+# - the same error taken first by a write or by getsockopt(SO_ERROR)
+#   after select: each gets it once, as bare (a write used to get EPIPE,
+#   SO_ERROR 0, and the read after them the reset).
 #
 # About 6 s in all.
 set -u
@@ -159,6 +162,37 @@ except OSError as e:
 		ok "python3 recv ($how) of a reset connection: ConnectionResetError"
 	else
 		fail "python3 recv ($how) of a reset connection: $(tr '\n' ' ' <"$tmp/out") (want ConnectionResetError)"
+	fi
+done
+
+# The same error after select, taken first by a write or by SO_ERROR:
+# Linux reports it once, to whichever comes first, and then the socket
+# says EPIPE (a write) or an end of file (a read).  The library's held
+# error must go the same way: bare and under it, the same lines.
+for ops in send,recv so_error,recv so_error,send recv,send; do
+	cat >"$tmp/held.py" <<'PY'
+import select, socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+s.setblocking(False)
+select.select([s], [], [], 5)
+for op in sys.argv[2].split(","):
+    try:
+        if op == "send":
+            print(op, s.send(b"x"))
+        elif op == "recv":
+            print(op, s.recv(100))
+        else:
+            print(op, s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR))
+    except OSError as e:
+        print(op, type(e).__name__)
+PY
+	timeout 20 python3 "$tmp/held.py" "$reset" "$ops" >"$tmp/bare" 2>&1
+	under python3 "$tmp/held.py" "$reset" "$ops"
+	if cmp -s "$tmp/bare" "$tmp/out" && [ -s "$tmp/bare" ]; then
+		ok "python3 $ops after select on a reset: as bare ($(tr '\n' ' ' <"$tmp/out"))"
+	else
+		fail "python3 $ops after select on a reset: $(tr '\n' ' ' <"$tmp/out") (bare: $(tr '\n' ' ' <"$tmp/bare"))"
 	fi
 done
 
