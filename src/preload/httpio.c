@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "clock.h"
 #include "httpretry.h"
 #include "httpwait.h"
 #include "io_block.h"
@@ -32,10 +33,15 @@ void rs_hio_untracked(struct rs_fd *e)
  */
 static int settle(struct rs_hconn *h, struct rs_fd *e, int fd, int flags)
 {
+	bool dontwait = (flags & MSG_DONTWAIT) != 0;
 	int r;
 
 	if (e->nonblocking)
 		return rs_hwait_settle(h, e, fd);
+	/* The program's own SO_RCVTIMEO counts from the start of its call,
+	   through the finish of a retry and the judgement alike. */
+	h->own_until = dontwait ? RS_NEVER :
+	    rs_io_own_timeout(e, fd, false, rs_clock_now_ms());
 	if (h->m.phase == RS_HR_DRAIN || h->m.phase == RS_HR_WAIT ||
 	    h->out_left > 0) {
 		r = rs_hwait_finish(h, e, fd);
@@ -44,7 +50,7 @@ static int settle(struct rs_hconn *h, struct rs_fd *e, int fd, int flags)
 		if ((e = rs_fd_get(fd)) == NULL)
 			return -ECONNRESET;
 	}
-	return rs_hconn_settle(h, e, fd, (flags & MSG_DONTWAIT) != 0);
+	return rs_hconn_settle(h, e, fd, dontwait);
 }
 
 /*

@@ -34,18 +34,7 @@
 #include "runtime.h"
 #include "stats.h"
 
-/*
- * Waits until fd has `events`, or until the monotonic time `until`
- * (RS_NEVER: no limit).  Returns 1, 0 on timeout, or -errno.  own is the
- * program's own socket timeout for the call (RS_NEVER: none): when it
- * comes first the wait ends with -EAGAIN, as the kernel's blocking call
- * would.  A signal ends the wait with -EINTR where the kernel's call would
- * have been interrupted (a handler without SA_RESTART, or the program's
- * own timeout set): a program's alarm() must still cut its read short.
- * The engine's state stays where it was; the next read goes on from it.
- * -EBADF: the descriptor was closed meanwhile (rs_hconn_closed()).
- */
-static int wait_fd(const struct rs_fd *e, const struct rs_hconn *h, int fd,
+int rs_hconn_wait(const struct rs_fd *e, const struct rs_hconn *h, int fd,
     short events, int64_t until, int64_t own)
 {
 	struct pollfd p = { .fd = fd, .events = events };
@@ -113,7 +102,7 @@ static int send_all(struct rs_fd *e, const struct rs_hconn *h, int fd,
 			continue;
 		if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
 			return k == 0 ? -EPIPE : -errno;
-		r = wait_fd(e, h, fd, POLLOUT, write_until(e), RS_NEVER);
+		r = rs_hconn_wait(e, h, fd, POLLOUT, write_until(e), RS_NEVER);
 		if (r <= 0)
 			return r == 0 ? timed_out(e, true) : r;
 	}
@@ -133,7 +122,7 @@ static int wait_more(const struct rs_fd *e, const struct rs_hconn *h, int fd,
 
 	rs_real_getsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &old, &len);
 	rs_real_setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &want, sizeof(want));
-	r = wait_fd(e, h, fd, POLLIN, until, own);
+	r = rs_hconn_wait(e, h, fd, POLLIN, until, own);
 	rs_real_setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &old, sizeof(old));
 	return r;
 }
@@ -318,7 +307,7 @@ static int drain(struct rs_fd *e, struct rs_hconn *h, int fd)
 		if (n > 0)
 			rs_fd_touch(e, rs_clock_now_ms());
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			r = wait_fd(e, h, fd, POLLIN, read_until(e),
+			r = rs_hconn_wait(e, h, fd, POLLIN, read_until(e),
 			    h->own_until);
 			if (r < 0)
 				return r;
@@ -380,7 +369,7 @@ static int backoff(const struct rs_fd *e, struct rs_hconn *h, int64_t wait)
 	h->retry_at_ms = rs_clock_after(rs_clock_now_ms(), wait);
 	if (wait <= 0)
 		return 0;
-	int r = wait_fd(e, h, -1, 0, h->retry_at_ms, h->own_until);
+	int r = rs_hconn_wait(e, h, -1, 0, h->retry_at_ms, h->own_until);
 
 	return r < 0 ? r : 0;
 }
@@ -446,7 +435,7 @@ static int judge(struct rs_fd *e, struct rs_hconn *h, int fd, bool may_fail,
 	if (n < 0) {
 		if (may_fail && (dontwait || e->nonblocking))
 			return -EAGAIN;
-		return waited(e, wait_fd(e, h, fd, POLLIN, until,
+		return waited(e, rs_hconn_wait(e, h, fd, POLLIN, until,
 		    h->own_until));
 	}
 	/* A resent request on a connection the server closed meanwhile. */
@@ -480,10 +469,6 @@ int rs_hconn_settle(struct rs_hconn *h, struct rs_fd *e, int fd,
 {
 	unsigned first = h->m.attempt;
 	int r;
-
-	/* The program's own SO_RCVTIMEO counts from the start of its call. */
-	h->own_until = dontwait || e->nonblocking ? RS_NEVER :
-	    rs_io_own_timeout(e, fd, false, rs_clock_now_ms());
 
 	/*
 	 * Each round judges, or retries once: bounded by attempts.  Once a

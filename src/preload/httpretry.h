@@ -66,9 +66,11 @@ void rs_hconn_leave(struct rs_fd *e, struct rs_hconn *h);
  * Before the program reads from fd: makes sure that what it reads next is
  * a response it may see, retrying as the rule allows.  dontwait is true
  * for MSG_DONTWAIT.  Returns 0 (go on with the read), -EAGAIN (nothing to
- * read yet, non-blocking), -ETIMEDOUT (read_timeout or the deadline), or
- * another -errno from a reconnect or a resend.  For a blocking socket
- * (httpio.c sends reads of non-blocking ones to httpwait.h).
+ * read yet, non-blocking, or the program's own SO_RCVTIMEO passed),
+ * -ETIMEDOUT (read_timeout or the deadline), or another -errno from a
+ * reconnect or a resend.  For a blocking socket (httpio.c sends reads of
+ * non-blocking ones to httpwait.h); the caller has set h->own_until for
+ * the call.
  */
 int rs_hconn_settle(struct rs_hconn *h, struct rs_fd *e, int fd,
     bool dontwait);
@@ -80,6 +82,21 @@ int rs_hconn_settle(struct rs_hconn *h, struct rs_fd *e, int fd,
  */
 ssize_t rs_hconn_write(struct rs_hconn *h, struct rs_fd *e, int fd,
     const char *p, size_t n, int flags);
+
+/*
+ * Waits, for a blocking call of the program's, until fd has `events` (fd
+ * -1: none, a sleep), or until the monotonic time `until` (RS_NEVER: no
+ * limit).  Returns 1, 0 on timeout, or -errno.  own is the program's own
+ * socket timeout for the call (RS_NEVER: none): when it comes first the
+ * wait ends with -EAGAIN, as the kernel's blocking call would.  A signal
+ * ends the wait with -EINTR where the kernel's call would have been
+ * interrupted (a handler without SA_RESTART, or the program's own
+ * timeout set): a program's alarm() must still cut its read short.  The
+ * engine's state stays where it was; the next call goes on from it.
+ * -EBADF: the descriptor was closed meanwhile (rs_hconn_closed()).
+ */
+int rs_hconn_wait(const struct rs_fd *e, const struct rs_hconn *h, int fd,
+    short events, int64_t until, int64_t own);
 
 /*
  * Enters the engine for a wait: as rs_hconn_enter(), except that a thread

@@ -13,7 +13,6 @@
 #include "connect_step.h"
 #include "io_timeout.h"
 #include "real.h"
-#include "sigrestart.h"
 
 /* A phase step that moved on: run the next one. */
 #define AGAIN (-1)
@@ -361,24 +360,6 @@ int rs_hwait_settle(struct rs_hconn *h, struct rs_fd *e, int fd)
 	return w == RS_HW_IN ? -EAGAIN : RS_HW_RESTEP;
 }
 
-/*
- * Waits, for a blocking caller, for what the engine wants, until next.
- * Returns -EINTR when a signal interrupted it that the kernel would not
- * have restarted the program's read after, else 0.
- */
-static int block_for(int fd, enum rs_hw_want w, int64_t next)
-{
-	struct pollfd p = { .fd = w == RS_HW_TIMER ? -1 : fd,
-		.events = w == RS_HW_OUT ? POLLOUT : POLLIN };
-	int save = errno;
-	int n = rs_real_poll(&p, 1, rs_clock_remaining_ms(next,
-	    rs_clock_now_ms()));
-	bool intr = n < 0 && errno == EINTR && !rs_signals_restart();
-
-	errno = save;
-	return intr ? -EINTR : 0;
-}
-
 int rs_hwait_finish(struct rs_hconn *h, struct rs_fd *e, int fd)
 {
 	int ready = 0;
@@ -391,11 +372,13 @@ int rs_hwait_finish(struct rs_hconn *h, struct rs_fd *e, int fd)
 		if (w == RS_HW_NONE || w == RS_HW_SHOW ||
 		    (w == RS_HW_IN && h->m.phase == RS_HR_AWAIT))
 			return 0;
-		if (block_for(fd, w, next) < 0)
-			return -EINTR;
-		if (rs_hconn_closed(e, h))
-			return -EBADF;
-		ready = 1;
+		/* As the blocking engine's waits: the program's own
+		   SO_RCVTIMEO and its signals end the read, and the next
+		   read goes on from here. */
+		ready = rs_hconn_wait(e, h, w == RS_HW_TIMER ? -1 : fd,
+		    w == RS_HW_OUT ? POLLOUT : POLLIN, next, h->own_until);
+		if (ready < 0)
+			return ready;
 	}
 	return 0;
 }

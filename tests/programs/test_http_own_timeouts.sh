@@ -12,6 +12,9 @@
 # - a 503 with Retry-After: 2 is retried hidden from the program; its
 #   timer at 500 ms interrupts the library's sleep (EINTR), and its next
 #   read gets the retried answer, 200.
+# - the same Retry-After begun by a poll on a non-blocking socket, then
+#   a blocking read (O_NONBLOCK cleared) with SO_RCVTIMEO 500 ms: EAGAIN
+#   at 500 ms, not the 200 after the 2 s sleep.
 # - python3 against a server that resets the connection after reading
 #   the request: recv raises ConnectionResetError, blocking or after
 #   select; the library's peek at the response took the socket's error
@@ -20,7 +23,7 @@
 #   after select: each gets it once, as bare (a write used to get EPIPE,
 #   SO_ERROR 0, and the read after them the reset).
 #
-# About 6 s in all.
+# About 9 s in all.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 B=${RS_BUILD:-$PWD/build}
@@ -124,6 +127,19 @@ if grep -q '^status 200' "$tmp/out"; then
 	ok "the read after EINTR gets the retried response: 200"
 else
 	fail "the read after EINTR: $(tr '\n' ' ' <"$tmp/out") (want status 200)"
+fi
+
+# A retry that a non-blocking step began (the program's poll saw nothing
+# of the 503 and its Retry-After: 2), finished by a blocking read once
+# O_NONBLOCK is cleared: the program's own SO_RCVTIMEO 500 ms ends that
+# read with EAGAIN, as the kernel's would, not after the 2 s sleep; its
+# later reads get the retried answer, 200.
+under "$tmp/client" "$http" 500 0 nbpoll "/t/nb$$/503/1/2/ka/cl" again
+check "own SO_RCVTIMEO 500 ms, a retry begun by poll" EAGAIN 500
+if grep -q '^status 200' "$tmp/out"; then
+	ok "a later read gets the retried response: 200"
+else
+	fail "the reads after EAGAIN: $(tr '\n' ' ' <"$tmp/out") (want status 200)"
 fi
 
 # perl: alarm 1 and die, as old scripts time their reads.
