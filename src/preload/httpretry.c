@@ -83,30 +83,57 @@ static int timed_out(const struct rs_fd *e, bool out)
 	return -ETIMEDOUT;
 }
 
-/* Sends p[0..n) whole, waiting for room as needed. */
-static int send_all(struct rs_fd *e, const struct rs_hconn *h, int fd,
-    const char *p, size_t n)
+/*
+ * Sends what is left at h->out whole, waiting for room until write_timeout
+ * after the last progress, or until own, the program's own SO_SNDTIMEO
+ * for its call (RS_NEVER: none), whichever comes first; wait false: never
+ * waits.  Returns 0, or -errno: -EAGAIN (own passed, or no room and no
+ * wait) and -EINTR keep the rest in h->out for the next call; any other
+ * failure drops it.
+ */
+static int flush_out(struct rs_fd *e, struct rs_hconn *h, int fd,
+    int64_t own, bool wait)
 {
 	ssize_t k;
 	int r;
 
-	while (n > 0) {
-		k = rs_real_send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (h->out_left > 0) {
+		k = rs_real_send(fd, h->out, h->out_left,
+		    MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (k > 0) {
-			p += k;
-			n -= (size_t)k;
+			h->out += k;
+			h->out_left -= (size_t)k;
 			rs_fd_touch(e, rs_clock_now_ms());
 			continue;
 		}
 		if (k < 0 && errno == EINTR)
 			continue;
-		if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
-			return k == 0 ? -EPIPE : -errno;
-		r = rs_hconn_wait(e, h, fd, POLLOUT, write_until(e), RS_NEVER);
-		if (r <= 0)
-			return r == 0 ? timed_out(e, true) : r;
+		r = k == 0 ? -EPIPE : -errno;
+		if (r == -EAGAIN || r == -EWOULDBLOCK) {
+			r = wait ? rs_hconn_wait(e, h, fd, POLLOUT,
+			    write_until(e), own) : -EAGAIN;
+			if (r > 0)
+				continue;
+			if (r == 0)
+				r = timed_out(e, true);
+		}
+		if (r != -EAGAIN && r != -EINTR)
+			h->out_left = 0;
+		return r;
 	}
 	return 0;
+}
+
+/* Sends p[0..n) whole, waiting for room as needed. */
+static int send_all(struct rs_fd *e, struct rs_hconn *h, int fd,
+    const char *p, size_t n)
+{
+	h->out = p;
+	h->out_left = n;
+	int r = flush_out(e, h, fd, RS_NEVER, true);
+
+	h->out_left = 0;
+	return r;
 }
 
 /*
@@ -484,28 +511,68 @@ int rs_hconn_settle(struct rs_hconn *h, struct rs_fd *e, int fd,
 	return 0;
 }
 
+/*
+ * The program's own SO_SNDTIMEO for its write, as a time from now:
+ * RS_NEVER when it has none, or when its call does not block (then the
+ * flush of a held head waits as before, up to write_timeout).
+ */
+static int64_t write_own(struct rs_fd *e, int fd, int flags)
+{
+	if ((flags & MSG_DONTWAIT) || e->nonblocking)
+		return RS_NEVER;
+	return rs_io_own_timeout(e, fd, true, rs_clock_now_ms());
+}
+
+/*
+ * A held head is complete (or given up): it goes out whole before
+ * anything else, within the program's own SO_SNDTIMEO when its call
+ * blocks.  When that runs out first, the rest stays in h->out: the bytes
+ * of the call are taken all the same (held), and the rest goes first in
+ * the next write, or in the read that awaits the response (httpwait.c's
+ * push).  Returns 0, or -errno for the call.
+ */
+static int flush_head(struct rs_fd *e, struct rs_hconn *h, int fd,
+    int flags)
+{
+	size_t len;
+	const char *kept = rs_http_kept(&h->m.t, &len);
+
+	if (kept == NULL)
+		return 0;
+	h->out = kept;
+	h->out_left = len;
+	/* Passed through, the rest would have no one to send it. */
+	if (h->m.phase == RS_HR_PASS)
+		return send_all(e, h, fd, kept, len);
+	int r = flush_out(e, h, fd, write_own(e, fd, flags), true);
+
+	return r == -EAGAIN || r == -EINTR ? 0 : r;
+}
+
 ssize_t rs_hconn_write(struct rs_hconn *h, struct rs_fd *e, int fd,
     const char *p, size_t n, int flags)
 {
 	uint8_t rnd[16] = { 0 };
-	size_t held = 0, len;
-	const char *kept;
+	size_t held = 0;
 	bool flush = false;
 	ssize_t k;
 	int r;
 
+	/* What an earlier flush left goes first; when it cannot go whole
+	   in the program's time, nothing of this call is taken. */
+	if (h->out_left > 0 && (r = flush_out(e, h, fd, write_own(e, fd,
+	    flags), !(flags & MSG_DONTWAIT) && !e->nonblocking)) < 0)
+		return r;
 	if (rs_hr_holding(&h->m)) {
 		if (h->m.s->idempotency_key == RS_HTTP_KEY_INJECT)
 			syscall(SYS_getrandom, rnd, sizeof(rnd), 0);
 		held = rs_hr_hold(&h->m, p, n, rnd, &flush);
-		if (flush) {
-			kept = rs_http_kept(&h->m.t, &len);
-			r = kept ? send_all(e, h, fd, kept, len) : 0;
-			if (r < 0)
-				return r;
-		}
+		if (flush && (r = flush_head(e, h, fd, flags)) < 0)
+			return r;
 		if (held == n)
 			return (ssize_t)n;
+		if (h->out_left > 0)
+			return held > 0 ? (ssize_t)held : -EAGAIN;
 	}
 	k = rs_io_send(e, fd, p + held, n - held, flags);
 	if (k < 0)

@@ -92,6 +92,26 @@ static int push(struct rs_hconn *h, struct rs_fd *e, int fd, int64_t now)
 	return 0;
 }
 
+/*
+ * The request is not all sent (a resend, or the rest of a held head that
+ * the program's SO_SNDTIMEO cut short): watch for room until
+ * write_timeout; past it the request is given up, and the socket is the
+ * kernel's again (its reads time out as usual).
+ */
+static int want_out(struct rs_hconn *h, const struct rs_fd *e, int64_t now,
+    int64_t *next)
+{
+	int64_t dl = rs_io_wait_deadline(e, POLLOUT, now);
+
+	if (dl <= now) {
+		h->out_left = 0;
+		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
+		return RS_HW_NONE;
+	}
+	*next = rs_clock_min(*next, dl);
+	return RS_HW_OUT;
+}
+
 /* AWAIT: judges the queued response, as httpretry.c's judge(). */
 static int await(struct rs_hconn *h, struct rs_fd *e, int fd, int64_t now,
     int64_t *next)
@@ -101,7 +121,7 @@ static int await(struct rs_hconn *h, struct rs_fd *e, int fd, int64_t now,
 	if (r != 0)
 		return r == AGAIN ? AGAIN : RS_HW_NONE;
 	if (h->out_left > 0)
-		return RS_HW_OUT;
+		return want_out(h, e, now, next);
 	ssize_t n = rs_real_recv(fd, h->buf, sizeof(h->buf),
 	    MSG_PEEK | MSG_DONTWAIT);
 
