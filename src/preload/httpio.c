@@ -138,12 +138,36 @@ ssize_t rs_hio_recvfrom(struct rs_fd *e, int fd, void *buf, size_t n,
 	return r;
 }
 
+/* Feeds the first n bytes that iov[0..cnt) held, buffer by buffer. */
+static void each_iov(struct rs_hconn *h, const struct iovec *iov, int cnt,
+    size_t n, void (*feed)(struct rs_hr *, const char *, size_t))
+{
+	for (int i = 0; i < cnt && n > 0; i++) {
+		size_t k = iov[i].iov_len < n ? iov[i].iov_len : n;
+
+		feed(&h->m, iov[i].iov_base, k);
+		n -= k;
+	}
+}
+
+static void sent_iov(struct rs_hconn *h, const struct iovec *iov, int cnt,
+    size_t n)
+{
+	each_iov(h, iov, cnt, n, rs_hr_sent);
+}
+
+static void read_iov(struct rs_hconn *h, const struct iovec *iov, int cnt,
+    size_t n)
+{
+	each_iov(h, iov, cnt, n, rs_hr_read);
+}
+
 /* Feeds what a scattered read returned. */
 static void after_readv(struct rs_fd *e, struct rs_hconn *h,
     const struct iovec *iov, int cnt, ssize_t r, int flags)
 {
 	if (r > 0 && !(flags & MSG_PEEK))
-		rs_hconn_read_iov(h, iov, cnt, (size_t)r);
+		read_iov(h, iov, cnt, (size_t)r);
 	else if (r == 0 && rs_io_iov_total(iov, cnt) > 0 && !(flags & MSG_PEEK))
 		rs_hr_read(&h->m, NULL, 0);
 	rs_hconn_leave(e, h);
@@ -281,7 +305,7 @@ ssize_t rs_hio_writev(struct rs_fd *e, int fd, const struct iovec *iov,
 	} else {
 		r = rs_io_writev(e, fd, iov, cnt);
 		if (r > 0)
-			rs_hconn_sent_iov(h, iov, cnt, (size_t)r);
+			sent_iov(h, iov, cnt, (size_t)r);
 	}
 	after_write(e, h, fd, before);
 	return r;
@@ -309,7 +333,7 @@ ssize_t rs_hio_sendmsg(struct rs_fd *e, int fd, const struct msghdr *msg,
 	} else {
 		r = rs_io_sendmsg(e, fd, msg, flags);
 		if (r > 0)
-			rs_hconn_sent_iov(h, msg->msg_iov,
+			sent_iov(h, msg->msg_iov,
 			    (int)msg->msg_iovlen, (size_t)r);
 	}
 	after_write(e, h, fd, before);

@@ -580,27 +580,3 @@ ssize_t rs_hconn_write(struct rs_hconn *h, struct rs_fd *e, int fd,
 	rs_hr_sent(&h->m, p + held, (size_t)k);
 	return (ssize_t)held + k;
 }
-
-/* Feeds the first n bytes that iov[0..cnt) held, buffer by buffer. */
-static void each_iov(struct rs_hconn *h, const struct iovec *iov, int cnt,
-    size_t n, void (*feed)(struct rs_hr *, const char *, size_t))
-{
-	for (int i = 0; i < cnt && n > 0; i++) {
-		size_t k = iov[i].iov_len < n ? iov[i].iov_len : n;
-
-		feed(&h->m, iov[i].iov_base, k);
-		n -= k;
-	}
-}
-
-void rs_hconn_sent_iov(struct rs_hconn *h, const struct iovec *iov, int cnt,
-    size_t n)
-{
-	each_iov(h, iov, cnt, n, rs_hr_sent);
-}
-
-void rs_hconn_read_iov(struct rs_hconn *h, const struct iovec *iov, int cnt,
-    size_t n)
-{
-	each_iov(h, iov, cnt, n, rs_hr_read);
-}

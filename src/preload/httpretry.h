@@ -131,12 +131,6 @@ int rs_hconn_reconnect(struct rs_fd *e, int fd, bool block);
 /* A SHOW verdict: logs a give-up when the status was a retried one. */
 void rs_hconn_shown(const struct rs_fd *e, struct rs_hconn *h);
 
-/* Feeds the n bytes that iov[0..cnt) held to the machine as sent/read. */
-void rs_hconn_sent_iov(struct rs_hconn *h, const struct iovec *iov, int cnt,
-    size_t n);
-void rs_hconn_read_iov(struct rs_hconn *h, const struct iovec *iov, int cnt,
-    size_t n);
-
 /* Releases e's connection state (close, dup, reuse of the number). */
 void rs_hconn_drop(struct rs_fd *e);
 
