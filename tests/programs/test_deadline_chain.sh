@@ -9,8 +9,10 @@
 #            of each other, no hop or backend gets a request after it;
 #   fork     the same with B a process-per-request server (ForkingHTTPServer);
 #   pool     a service handing requests to a worker pool does not pass the
-#            deadline on (documented limitation), and nothing breaks.
-# Loopback only, no namespace needed.  About 20 s in all.
+#            deadline on (documented limitation), and nothing breaks;
+#   pool-slow the same with hops slow enough that C answers more than 2 s
+#            after the client gave up.
+# Loopback only, no namespace needed.  About 25 s in all.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 command -v python3 >/dev/null && command -v curl >/dev/null ||
@@ -39,12 +41,19 @@ python3 tests/programs/deadline_timeline.py "$dir/after" --check bare >/dev/null
 	{ echo "FAIL: a give-up after the run's end counted"; fails=$((fails + 1)); }
 python3 tests/programs/deadline_timeline.py "$dir/before" --check bare >/dev/null &&
 	{ echo "FAIL: a give-up before the run's end did not count"; fails=$((fails + 1)); }
-for mode in bare library fork pool; do
-	SETTLE_S=2 sh scripts/deadline-chain.sh "$mode" "$dir/$mode" ||
+# pool-slow: pool with a deadline of at least 1.5 s and hops that take
+# 2/5 of it each, so that C's answer (the deadline's length + 1 s after
+# its request) comes more than SETTLE_S after the client gave up, as the
+# chain's slow walk under ASan made it.
+for mode in bare library fork pool pool-slow; do
+	work=60 dl=${DEADLINE_MS:-500}
+	[ "$mode" = pool-slow ] && { [ "$dl" -ge 1500 ] || dl=1500; work=$((dl * 2 / 5)); }
+	DEADLINE_MS=$dl WORK_MS=$work SETTLE_S=2 sh scripts/deadline-chain.sh \
+	    "${mode%-slow}" "$dir/$mode" ||
 		{ echo "FAIL: $mode: the chain did not run"; fails=$((fails + 1)); continue; }
 	echo "== $mode"
 	python3 tests/programs/deadline_timeline.py "$dir/$mode" --check \
-	    "$mode" --slack "$slack" || {
+	    "${mode%-slow}" --slack "$slack" || {
 		fails=$((fails + 1))
 		cat "$dir/$mode"/resolute-*.log 2>/dev/null | head -40
 	}

@@ -125,14 +125,17 @@ for c in c-gai c-hostent c-hostent2 c-hostent_r c-hostent2_r \
 	b_rc=$rc b_ms=$ms
 	run retry "$c" svc.test
 	n=$(grep -c 'lookup [0-9]*/6 failed' "$log")
+	# The bare run fails at the first SERVFAIL: its time is the client's
+	# own start-up and exit, which under ASan on a busy machine can take
+	# seconds that are not the library's.
 	if [ "$b_rc" != 0 ] && [ "$rc" = 0 ] && [ "$ms" -ge 1000 ] &&
-	    [ "$ms" -lt $((1400 + 2000 + SLACK)) ] && [ "$n" -ge 1 ]; then
+	    [ "$ms" -lt $((b_ms + 1400 + 2000 + SLACK)) ] &&
+	    [ "$n" -ge 1 ]; then
 		pass "$c: resolved after $n retries, $ms ms" \
 		    "(bare: exit $b_rc after $b_ms ms)"
 	else
-		fail "$c: exit $rc after $ms ms, $n retries logged" \
-		    "(bare: exit $b_rc after $b_ms ms)" "$out" "$log" \
-		    "$tmp/out.$c.bare"
+		fail "$c: exit $rc after $ms ms, $n retries logged (bare: exit $b_rc after $b_ms ms)" \
+		    "$out" "$log" "$tmp/out.$c.bare"
 	fi
 done
 

@@ -159,6 +159,12 @@ for c in ${FO_ONLY:-$FO_CLIENTS}; do
 		continue
 	fi
 	read -r brc bms <"$tmp/bare.$c"
+	# The client's own start-up and exit, just before, under the same
+	# policy: first.test's first address answers, so nothing is retried.
+	# Under ASan on a busy machine an interpreter's start-up alone can
+	# take seconds, which are not the library's.
+	run on "$c" first.test
+	base=$ms
 	run on "$c" three.test
 	order=$(tried "$log" | sed 's/\[::ffff:\([0-9.]*\)\]/\1/g')
 	# 800 ms at least when the library tried all three (node gives up on
@@ -166,12 +172,13 @@ for c in ${FO_ONLY:-$FO_CLIENTS}; do
 	low=0
 	[ "${order%% *}" = 127.0.0.21 ] && low=800
 	if [ "$rc" = 0 ] && [ "$ms" -ge $low ] &&
-	    [ "$ms" -lt $((800 + 2000 + SLACK)) ] &&
+	    [ "$ms" -lt $((base + 800 + 2000 + SLACK)) ] &&
 	    [ "$(echo "$order" | awk '{print $NF}')" = 127.0.0.23 ]; then
 		pass "$c: healthy address reached in $ms ms (tried $order)" \
-		    "(bare: exit $brc after $bms ms)"
+		    "(start-up $base ms; bare: exit $brc after $bms ms)"
 	else
-		fail "$c: exit $rc after $ms ms, tried: $order" "$out" "$log"
+		fail "$c: exit $rc after $ms ms (start-up $base ms), tried: $order" \
+		    "$out" "$log"
 	fi
 	run off "$c" three.test
 	order=$(tried "$log")
