@@ -230,7 +230,7 @@ static void run_cut(void **state)
 	rs_tdeadline_take(IN_FD, rs_clock_now_ms() + 5000,
 	    INT64_C(1900000000000));
 	assert_int_equal(program_send(e, GET), c->want);
-	assert_int_equal(program_send(e, GET + c->want),
+	assert_int_equal(program_send(e, &GET[c->want]),
 	    strlen(GET) - (size_t)c->want);
 	const char *s = fk_sent(&n);
 

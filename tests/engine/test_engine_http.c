@@ -504,7 +504,7 @@ static void test_own_sndtimeo_ends_flush(void **state)
 	(void)state;
 	struct rs_fd *e = own_sndtimeo_write(steps, POST, (ssize_t)head);
 
-	assert_int_equal(rs_hio_write(e, FD, POST + head, 2), 2);
+	assert_int_equal(rs_hio_write(e, FD, &POST[head], 2), 2);
 	assert_int_equal(rs_hio_read(e, FD, buf, sizeof(buf) - 1),
 	    sizeof(R200) - 1);
 	const char *s = fk_sent(&n);
