@@ -20,7 +20,10 @@
 # client's library sent), OUTDIR/t0 (epoch ms),
 # OUTDIR/client (curl's status, exit code and elapsed ms) and
 # OUTDIR/resolute-*.log.  DEADLINE_MS (500) is the client's deadline.
-# Bounded: at most about 8 s.
+# Bounded: about 5 s, at most DEADLINE_MS + 5 s after the services have
+# started; every process is under a limit of LIFE_S (30 s), long enough
+# for four Python start-ups under ASan on a busy machine (1.5 s each) and
+# the run, so that no process ends on its own before the run does.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 mode=$1 out=$2
@@ -29,7 +32,7 @@ CLI=${RS_CLI:-$B/resolute}
 . tests/programs/rsrun.sh
 WORK_MS=${WORK_MS:-60}
 SETTLE_S=${SETTLE_S:-2}
-base=${PORT_BASE:-$((20000 + $$ % 20000))}
+LIFE_S=30
 mkdir -p "$out" && rm -f "$out"/*
 svc=tests/programs/chain_service.py
 pol=$out/policy.yaml
@@ -50,48 +53,55 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-# start NAME ARGS...: one process, its first line must be "ready" in 5 s.
+# start NAME ARGS...: one process listening on a port of the kernel's
+# choice (so that no other test's can collide with it), whose first line
+# must be "ready PORT"; sets port_NAME.
 start() {
 	name=$1
 	shift
 	fifo=$out/$name.ready
 	mkfifo "$fifo"
 	if [ "$mode" = bare ] || [ "$name" = backend ]; then
-		timeout 12 "$@" >"$fifo" 2>>"$out/$name.err" &
+		timeout "$LIFE_S" "$@" >"$fifo" 2>>"$out/$name.err" &
 	else
 		RESOLUTE_LOG=info RESOLUTE_LOG_FILE=$out/resolute-$name.log \
-		    rsrun --policy "$pol" -- timeout 12 "$@" \
+		    rsrun --policy "$pol" -- timeout "$LIFE_S" "$@" \
 		    >"$fifo" 2>>"$out/$name.err" &
 	fi
 	pids="$! $pids"
-	read -r line <"$fifo" || line=
+	read -r word port <"$fifo" || word=
 	rm -f "$fifo"
-	[ "$line" = ready ] || { echo "deadline-chain: $name did not start"; exit 1; }
+	if [ "$word" != ready ] || [ -z "$port" ]; then
+		echo "deadline-chain: $name did not start"
+		cat "$out/$name.err"
+		exit 1
+	fi
+	eval "port_$name=\$port"
 }
-url() { echo "http://127.0.0.1:$((base + $1))/"; }
+url() { eval "echo http://127.0.0.1:\$port_$1/"; }
 # curl cannot start under make asan (tests/programs/sanitizer.sh); a urllib
 # client stands in for it there.
 client="curl -sS -o /dev/null -w %{http_code}"
 . tests/programs/sanitizer.sh
 usable curl --version >/dev/null || client="python3 tests/programs/deadline_wire.py get"
 ev=$out/events
-start backend python3 tests/programs/silent_backend.py "$((base + 4))" "$ev" 10
+start backend python3 tests/programs/silent_backend.py 0 "$ev" "$LIFE_S"
 if [ "$mode" = pool ]; then
-	start C python3 $svc C "$((base + 3))" "$((${DEADLINE_MS:-500} + 1000))" - "$ev"
-	start B python3 $svc B "$((base + 2))" "$WORK_MS" "$(url 3)" "$ev" pool
+	start C python3 $svc C 0 "$((${DEADLINE_MS:-500} + 1000))" - "$ev"
+	start B python3 $svc B 0 "$WORK_MS" "$(url C)" "$ev" pool
 else
 	model=thread
 	[ "$mode" = fork ] && model=fork
-	start C python3 $svc C "$((base + 3))" "$WORK_MS" "$(url 4)" "$ev"
-	start B python3 $svc B "$((base + 2))" "$WORK_MS" "$(url 3)" "$ev" $model
+	start C python3 $svc C 0 "$WORK_MS" "$(url backend)" "$ev"
+	start B python3 $svc B 0 "$WORK_MS" "$(url C)" "$ev" $model
 fi
-start A python3 $svc A "$((base + 1))" "$WORK_MS" "$(url 2)" "$ev"
+start A python3 $svc A 0 "$WORK_MS" "$(url B)" "$ev"
 t0=$(date +%s%3N)
 echo "$t0" >"$out/t0"
 # shellcheck disable=SC2086 # the client's words split on purpose
 RESOLUTE_LOG=info RESOLUTE_LOG_FILE=$out/resolute-client.log \
     rsrun --policy "$pol" --deadline "${DEADLINE_MS:-500}ms" -- timeout 10 \
-    $client "$(url 1)" >"$out/client.code" 2>"$out/client.err"
+    $client "$(url A)" >"$out/client.code" 2>"$out/client.err"
 rc=$?
 t1=$(date +%s%3N)
 echo "code=$(cat "$out/client.code") exit=$rc elapsed_ms=$((t1 - t0))" \

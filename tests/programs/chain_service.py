@@ -18,7 +18,8 @@ With `fork`, the server is ForkingHTTPServer (a process per request,
 prefork/PHP-style).  With `pool`, the handler hands the work to a worker thread pool and waits
 for it: the documented case the library cannot follow (the worker is not
 the thread that read the request).  With NEXT_URL `-` it answers at once
-after its work (a slow backend).  Prints "ready" when listening.
+after its work (a slow backend).  Prints "ready" when listening; with
+PORT 0, on a port of the kernel's choice, "ready PORT".
 """
 import concurrent.futures
 import http.server
@@ -81,5 +82,6 @@ else:
     Server = http.server.ThreadingHTTPServer
 srv = Server(("127.0.0.1", int(PORT)), Handler)
 srv.daemon_threads = True
-print("ready", flush=True)
+print("ready %d" % srv.server_address[1] if int(PORT) == 0 else "ready",
+      flush=True)
 srv.serve_forever()

@@ -3,7 +3,8 @@
 
   deadline_wire.py server PORT DIR      a capture server (run bare): keeps
         every connection's bytes in DIR/conn-N, answers each GET head
-        with a small 200 (keep-alive), prints "ready".
+        with a small 200 (keep-alive), prints "ready"; with PORT 0, on a
+        port of the kernel's choice, "ready PORT".
   deadline_wire.py get URL              a GET, printing the status like
         curl -w '%{http_code}' (the chain's client where curl cannot run).
   deadline_wire.py client CASE PORT     one client case (run under the
@@ -25,7 +26,8 @@ def serve(port, d):
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind(("127.0.0.1", port))
     s.listen(16)
-    print("ready", flush=True)
+    print("ready %d" % s.getsockname()[1] if port == 0 else "ready",
+          flush=True)
     n = 0
     while True:
         c, _ = s.accept()

@@ -2,7 +2,8 @@
 """silent_backend.py PORT LOGFILE SECONDS - a backend that accepts
 connections and never answers; logs "<epoch_ms> backend conn" for each
 connection it accepts, so a test can tell whether a request reached it.
-Exits after SECONDS.  Prints "ready" when listening."""
+Exits after SECONDS.  Prints "ready" when listening; with PORT 0, on a
+port of the kernel's choice, "ready PORT"."""
 import socket
 import sys
 import time
@@ -13,7 +14,7 @@ s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", port))
 s.listen(64)
 s.settimeout(0.05)
-print("ready", flush=True)
+print("ready %d" % s.getsockname()[1] if port == 0 else "ready", flush=True)
 held, end = [], time.time() + secs
 while time.time() < end:
     try:
