@@ -15,7 +15,7 @@
 # DEADLINE_MS + 1 s after its request came (after the deadline) instead
 # of calling the silent backend.  Waits SETTLE_S after the client returns
 # (pool: until B's worker has C's answer, at most DEADLINE_MS + 1 s +
-# SETTLE_S), then stops everything.  Writes OUTDIR/events (every
+# WORK_MS + SETTLE_S), then stops everything.  Writes OUTDIR/events (every
 # service's lines, epoch ms; A's "recv" line shows the deadline the
 # client's library sent), OUTDIR/t0 (epoch ms),
 # OUTDIR/client (curl's status, exit code and elapsed ms) and
@@ -33,6 +33,7 @@ CLI=${RS_CLI:-$B/resolute}
 WORK_MS=${WORK_MS:-60}
 SETTLE_S=${SETTLE_S:-2}
 LIFE_S=30
+DEADLINE_MS=${DEADLINE_MS:-500}
 mkdir -p "$out" && rm -f "$out"/*
 svc=tests/programs/chain_service.py
 pol=$out/policy.yaml
@@ -64,8 +65,11 @@ start() {
 	if [ "$mode" = bare ] || [ "$name" = backend ]; then
 		timeout "$LIFE_S" "$@" >"$fifo" 2>>"$out/$name.err" &
 	else
-		RESOLUTE_LOG=info RESOLUTE_LOG_FILE=$out/resolute-$name.log \
-		    rsrun --policy "$pol" -- timeout "$LIFE_S" "$@" \
+		# In a subshell that becomes the program: $! is then the
+		# program, which cleanup's kill must reach (a backgrounded
+		# function leaves a subshell there, and the service ran on).
+		(RESOLUTE_LOG=info RESOLUTE_LOG_FILE=$out/resolute-$name.log \
+		    rsrun_exec --policy "$pol" -- timeout "$LIFE_S" "$@") \
 		    >"$fifo" 2>>"$out/$name.err" &
 	fi
 	pids="$! $pids"
@@ -87,7 +91,7 @@ usable curl --version >/dev/null || client="python3 tests/programs/deadline_wire
 ev=$out/events
 start backend python3 tests/programs/silent_backend.py 0 "$ev" "$LIFE_S"
 if [ "$mode" = pool ]; then
-	start C python3 $svc C 0 "$((${DEADLINE_MS:-500} + 1000))" - "$ev"
+	start C python3 $svc C 0 "$((DEADLINE_MS + 1000))" - "$ev"
 	start B python3 $svc B 0 "$WORK_MS" "$(url C)" "$ev" pool
 else
 	model=thread
@@ -100,7 +104,7 @@ t0=$(date +%s%3N)
 echo "$t0" >"$out/t0"
 # shellcheck disable=SC2086 # the client's words split on purpose
 RESOLUTE_LOG=info RESOLUTE_LOG_FILE=$out/resolute-client.log \
-    rsrun --policy "$pol" --deadline "${DEADLINE_MS:-500}ms" -- timeout 10 \
+    rsrun --policy "$pol" --deadline "${DEADLINE_MS}ms" -- timeout 10 \
     $client "$(url A)" >"$out/client.code" 2>"$out/client.err"
 rc=$?
 t1=$(date +%s%3N)
@@ -109,8 +113,10 @@ echo "code=$(cat "$out/client.code") exit=$rc elapsed_ms=$((t1 - t0))" \
 if [ "$mode" = pool ]; then
 	# C answers DEADLINE_MS + 1 s after its request came, up to
 	# DEADLINE_MS after the client's deadline when the chain was slow to
-	# walk (under ASan): wait for B's worker to have that answer, bounded.
-	i=0 lim=$(( (${DEADLINE_MS:-500} + 1000) / 50 + SETTLE_S * 20 ))
+	# walk (under ASan), and B's worker sends that request up to one
+	# hop's work after it: wait for B's worker to have that answer,
+	# bounded.
+	i=0 lim=$(( (DEADLINE_MS + 1000 + WORK_MS) / 50 + SETTLE_S * 20 ))
 	while ! grep -q '^[0-9]* B ok' "$ev" && [ $i -lt $lim ]; do
 		sleep 0.05
 		i=$((i + 1))

@@ -483,6 +483,7 @@ const char *rs_http_why_name(enum rs_http_why why)
 		[RS_HTTP_WHY_UPGRADE] = "upgrade or CONNECT",
 		[RS_HTTP_WHY_OVERSIZE] = "request above max_replay",
 		[RS_HTTP_WHY_MEMORY] = "out of memory",
+		[RS_HTTP_WHY_CUT] = "a head cut short by the program's timeout",
 	};
 
 	return (unsigned)why < sizeof(names) / sizeof(names[0]) ?

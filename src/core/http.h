@@ -70,6 +70,7 @@ enum rs_http_why {
 	RS_HTTP_WHY_UPGRADE,	/* Upgrade, CONNECT, or a 1xx response */
 	RS_HTTP_WHY_OVERSIZE,	/* the request outgrew what may be kept */
 	RS_HTTP_WHY_MEMORY,	/* no memory for the copy */
+	RS_HTTP_WHY_CUT,	/* the program's own SO_SNDTIMEO cut a head */
 };
 
 struct rs_http_config {

@@ -86,6 +86,8 @@ struct rs_fd {
 	uint32_t kt_ms[2];		/* the value of ours it holds */
 	pid_t kt_pid;			/* the table owner that set it */
 	unsigned int saved_user_timeout;	/* the program's value */
+	int http_err;			/* a socket error the HTTP engine's look
+					   took from the kernel (atomic) */
 	char host[RS_HOST_MAX];		/* resolved name, or "" */
 	uint64_t ino;			/* the socket's inode, 0 if unknown */
 };

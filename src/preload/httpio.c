@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "clock.h"
 #include "httpretry.h"
 #include "httpwait.h"
 #include "io_block.h"
@@ -32,10 +33,15 @@ void rs_hio_untracked(struct rs_fd *e)
  */
 static int settle(struct rs_hconn *h, struct rs_fd *e, int fd, int flags)
 {
+	bool dontwait = (flags & MSG_DONTWAIT) != 0;
 	int r;
 
 	if (e->nonblocking)
 		return rs_hwait_settle(h, e, fd);
+	/* The program's own SO_RCVTIMEO counts from the start of its call,
+	   through the finish of a retry and the judgement alike. */
+	h->own_until = dontwait ? RS_NEVER :
+	    rs_io_own_timeout(e, fd, false, rs_clock_now_ms());
 	if (h->m.phase == RS_HR_DRAIN || h->m.phase == RS_HR_WAIT ||
 	    h->out_left > 0) {
 		r = rs_hwait_finish(h, e, fd);
@@ -44,26 +50,7 @@ static int settle(struct rs_hconn *h, struct rs_fd *e, int fd, int flags)
 		if ((e = rs_fd_get(fd)) == NULL)
 			return -ECONNRESET;
 	}
-	return rs_hconn_settle(h, e, fd, (flags & MSG_DONTWAIT) != 0);
-}
-
-/*
- * A socket error that the engine's peek took from the kernel in a wait
- * (httpwait.c), given to the program's next read once: -errno, or 0.
- */
-static int pending_error(struct rs_fd *e)
-{
-	int err = 0;
-
-	if (__atomic_load_n(&e->http, __ATOMIC_ACQUIRE) == NULL)
-		return 0;
-	/* Under the entry's lock, as rs_hconn_drop() frees the state. */
-	rs_fd_lock(e);
-	if (e->http != NULL)
-		err = __atomic_exchange_n(&e->http->pending_err, 0,
-		    __ATOMIC_ACQ_REL);
-	rs_fd_unlock(e);
-	return -err;
+	return rs_hconn_settle(h, e, fd, dontwait);
 }
 
 /*
@@ -76,11 +63,10 @@ static struct rs_hconn *before_read(struct rs_fd **e, int fd, int flags,
 {
 	struct rs_hconn *h;
 
-	*err = 0;
-	if (!rs_hio_wanted(*e) || (h = rs_hconn_enter(*e)) == NULL) {
-		*err = pending_error(*e);
+	*err = rs_hio_take_error(*e);
+	if (*err != 0 || !rs_hio_wanted(*e) ||
+	    (h = rs_hconn_enter(*e)) == NULL)
 		return NULL;
-	}
 	*err = settle(h, *e, fd, flags);
 	/* A reconnect made a new entry for fd (the same slot, or none). */
 	struct rs_fd *now = rs_fd_get(fd);
@@ -152,12 +138,36 @@ ssize_t rs_hio_recvfrom(struct rs_fd *e, int fd, void *buf, size_t n,
 	return r;
 }
 
+/* Feeds the first n bytes that iov[0..cnt) held, buffer by buffer. */
+static void each_iov(struct rs_hconn *h, const struct iovec *iov, int cnt,
+    size_t n, void (*feed)(struct rs_hr *, const char *, size_t))
+{
+	for (int i = 0; i < cnt && n > 0; i++) {
+		size_t k = iov[i].iov_len < n ? iov[i].iov_len : n;
+
+		feed(&h->m, iov[i].iov_base, k);
+		n -= k;
+	}
+}
+
+static void sent_iov(struct rs_hconn *h, const struct iovec *iov, int cnt,
+    size_t n)
+{
+	each_iov(h, iov, cnt, n, rs_hr_sent);
+}
+
+static void read_iov(struct rs_hconn *h, const struct iovec *iov, int cnt,
+    size_t n)
+{
+	each_iov(h, iov, cnt, n, rs_hr_read);
+}
+
 /* Feeds what a scattered read returned. */
 static void after_readv(struct rs_fd *e, struct rs_hconn *h,
     const struct iovec *iov, int cnt, ssize_t r, int flags)
 {
 	if (r > 0 && !(flags & MSG_PEEK))
-		rs_hconn_read_iov(h, iov, cnt, (size_t)r);
+		read_iov(h, iov, cnt, (size_t)r);
 	else if (r == 0 && rs_io_iov_total(iov, cnt) > 0 && !(flags & MSG_PEEK))
 		rs_hr_read(&h->m, NULL, 0);
 	rs_hconn_leave(e, h);
@@ -214,7 +224,10 @@ ssize_t rs_hio_send(struct rs_fd *e, int fd, const void *buf, size_t n,
 {
 	struct rs_hconn *h;
 	ssize_t r;
+	int err = rs_hio_take_error(e);
 
+	if (err != 0)
+		return err;
 	if (!rs_hio_wanted(e) || (h = rs_hconn_enter(e)) == NULL)
 		return rs_io_send(e, fd, buf, n, flags);
 	enum rs_hr_phase before = h->m.phase;
@@ -228,7 +241,10 @@ ssize_t rs_hio_write(struct rs_fd *e, int fd, const void *buf, size_t n)
 {
 	struct rs_hconn *h;
 	ssize_t r;
+	int err = rs_hio_take_error(e);
 
+	if (err != 0)
+		return err;
 	if (!rs_hio_wanted(e) || (h = rs_hconn_enter(e)) == NULL)
 		return rs_io_write(e, fd, buf, n);
 	enum rs_hr_phase before = h->m.phase;
@@ -241,8 +257,10 @@ ssize_t rs_hio_write(struct rs_fd *e, int fd, const void *buf, size_t n)
 ssize_t rs_hio_sendto(struct rs_fd *e, int fd, const void *buf, size_t n,
     int flags, const struct sockaddr *sa, socklen_t len)
 {
-	if (sa == NULL)
-		return rs_hio_send(e, fd, buf, n, flags);
+	int err = rs_hio_take_error(e);
+
+	if (sa == NULL || err != 0)
+		return err != 0 ? err : rs_hio_send(e, fd, buf, n, flags);
 	if (rs_hio_wanted(e))
 		rs_hio_untracked(e);
 	return rs_io_sendto(e, fd, buf, n, flags, sa, len);
@@ -274,7 +292,10 @@ ssize_t rs_hio_writev(struct rs_fd *e, int fd, const struct iovec *iov,
 {
 	struct rs_hconn *h;
 	ssize_t r;
+	int err = rs_hio_take_error(e);
 
+	if (err != 0)
+		return err;
 	if (!rs_hio_wanted(e) || (h = rs_hconn_enter(e)) == NULL)
 		return rs_io_writev(e, fd, iov, cnt);
 	enum rs_hr_phase before = h->m.phase;
@@ -284,7 +305,7 @@ ssize_t rs_hio_writev(struct rs_fd *e, int fd, const struct iovec *iov,
 	} else {
 		r = rs_io_writev(e, fd, iov, cnt);
 		if (r > 0)
-			rs_hconn_sent_iov(h, iov, cnt, (size_t)r);
+			sent_iov(h, iov, cnt, (size_t)r);
 	}
 	after_write(e, h, fd, before);
 	return r;
@@ -295,7 +316,10 @@ ssize_t rs_hio_sendmsg(struct rs_fd *e, int fd, const struct msghdr *msg,
 {
 	struct rs_hconn *h;
 	ssize_t r;
+	int err = rs_hio_take_error(e);
 
+	if (err != 0)
+		return err;
 	if (!rs_hio_wanted(e) || (h = rs_hconn_enter(e)) == NULL)
 		return rs_io_sendmsg(e, fd, msg, flags);
 	enum rs_hr_phase before = h->m.phase;
@@ -309,7 +333,7 @@ ssize_t rs_hio_sendmsg(struct rs_fd *e, int fd, const struct msghdr *msg,
 	} else {
 		r = rs_io_sendmsg(e, fd, msg, flags);
 		if (r > 0)
-			rs_hconn_sent_iov(h, msg->msg_iov,
+			sent_iov(h, msg->msg_iov,
 			    (int)msg->msg_iovlen, (size_t)r);
 	}
 	after_write(e, h, fd, before);

@@ -43,6 +43,21 @@ ssize_t rs_hio_sendto(struct rs_fd *e, int fd, const void *buf, size_t n,
 ssize_t rs_hio_sendmsg(struct rs_fd *e, int fd, const struct msghdr *msg,
     int flags);
 
+/*
+ * A socket error that the engine's look at a response took from the
+ * kernel in a wait (httpwait.c), as -errno, once; 0 when none is held.
+ * Linux reports a pending error once, to whichever comes first of a read,
+ * a write and getsockopt(SO_ERROR): each of them asks here first, so the
+ * held error goes to the same one.  One load when none is held.
+ */
+static inline int rs_hio_take_error(struct rs_fd *e)
+{
+	if (__builtin_expect(!__atomic_load_n(&e->http_err, __ATOMIC_RELAXED),
+	    1))
+		return 0;
+	return -__atomic_exchange_n(&e->http_err, 0, __ATOMIC_ACQ_REL);
+}
+
 /* recvmmsg/sendmmsg (and anything else not followed): pass through. */
 void rs_hio_untracked(struct rs_fd *e);
 

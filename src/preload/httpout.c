@@ -22,8 +22,11 @@
 #include "deadline.h"
 #include "guard.h"
 #include "io_block.h"
+#include "io_timeout.h"
+#include "ktimeo.h"
 #include "log.h"
 #include "real.h"
+#include "sotimeo.h"
 #include "stats.h"
 #include "tdeadline.h"
 
@@ -45,38 +48,149 @@ static int wait_writable(int fd, int64_t until)
 	return r == 0 ? -ETIMEDOUT : 0;
 }
 
-/*
- * Sends all len bytes at p (the held head), as the program's call would:
- * blocking unless the socket or the flags say otherwise, in which case it
- * waits for room itself, bounded by the thread's deadline.
- */
-static int send_all(struct rs_fd *e, int fd, const char *p, size_t len,
-    int flags)
+/* Whether the program's call on fd does not block (flags or O_NONBLOCK). */
+static bool nonblocking(int fd, int flags)
 {
 	int fl = rs_real_fcntl(fd, F_GETFL, 0);
-	bool nb = (flags & MSG_DONTWAIT) || (fl >= 0 && (fl & O_NONBLOCK));
+
+	return (flags & MSG_DONTWAIT) || (fl >= 0 && (fl & O_NONBLOCK));
+}
+
+/*
+ * The program's own SO_SNDTIMEO for a blocking call starting now, as the
+ * time the call must end by, or RS_NEVER (none, or a call that does not
+ * block).
+ */
+static int64_t own_until(struct rs_fd *e, int fd, bool nb)
+{
+	int64_t now = rs_clock_now_ms(), ms;
+
+	if (nb)
+		return RS_NEVER;
+	ms = e ? (int64_t)rs_ktimeo_own_ms(e, fd, true) : rs_sotimeo_ms(fd,
+	    true);
+	return ms > 0 ? rs_clock_after(now, ms) : RS_NEVER;
+}
+
+/*
+ * After a first blocking try that moved some bytes: waits for room until
+ * own, or the socket's write deadline (then -ETIMEDOUT, counted and
+ * logged as the io engine's would be).  0: try again; -EAGAIN: own came.
+ */
+static int wait_own(struct rs_fd *e, int fd, int64_t own)
+{
+	int64_t dl = e ? rs_io_deadline(e, true) : RS_NEVER;
+	int w = wait_writable(fd, rs_clock_min(own, dl));
+
+	if (w != -ETIMEDOUT)
+		return w;
+	if (own <= dl)
+		return -EAGAIN;
+	rs_io_log_timeout(e, true, rs_clock_now_ms());
+	return -ETIMEDOUT;
+}
+
+/*
+ * Sends up to len bytes at p (the held head), as the program's call would:
+ * blocking unless the socket or the flags say otherwise, in which case it
+ * waits for room itself, bounded by the thread's deadline.  A blocking
+ * call stops at own, the program's own SO_SNDTIMEO from its start
+ * (RS_NEVER: none): the first try blocks under the io engine's timing of
+ * it, later ones wait here only until own.  Returns the bytes sent (fewer
+ * than len: own came), or -errno.
+ */
+static ssize_t send_upto(struct rs_fd *e, int fd, const char *p, size_t len,
+    int flags, bool nb, int64_t own)
+{
 	int64_t until = rs_clock_min(rs_tdeadline_get(),
 	    rs_clock_now_ms() + FLUSH_MAX_MS);
+	size_t done = 0;
+	int more = 0, w;
 
-	while (len > 0) {
-		struct iovec v = { (void *)p, len };
+	while (done < len) {
+		struct iovec v = { (void *)(p + done), len - done };
 		struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
-		ssize_t r = rs_httpconn_raw_send(e, fd, &m, flags);
-		int w;
+		ssize_t r = rs_httpconn_raw_send(e, fd, &m, flags | more);
 
 		if (r > 0) {
-			p += r;
-			len -= (size_t)r;
+			done += (size_t)r;
+			more = own == RS_NEVER || nb ? 0 : MSG_DONTWAIT;
 			continue;
 		}
-		if (r == -EINTR || (nb && r == -EAGAIN)) {
-			if ((w = wait_writable(fd, until)) < 0)
+		if (r == -EINTR || ((nb || more) && r == -EAGAIN)) {
+			w = more ? wait_own(e, fd, own) : wait_writable(fd,
+			    until);
+			if (w == -EAGAIN)
+				return (ssize_t)done;
+			if (w < 0)
 				return w;
 			continue;
 		}
-		return r < 0 ? (int)r : -EIO;
+		if (r == -EAGAIN && done > 0)
+			return (ssize_t)done;
+		return r < 0 ? r : -EIO;
+	}
+	return (ssize_t)done;
+}
+
+/* Sends all len bytes at p, as send_upto() does with no time of its own. */
+static int send_all(struct rs_fd *e, int fd, const char *p, size_t len,
+    int flags)
+{
+	ssize_t r = send_upto(e, fd, p, len, flags, nonblocking(fd, flags),
+	    RS_NEVER);
+
+	return r < 0 ? (int)r : 0;
+}
+
+/* Byte i of the bytes msg carries. */
+static char byte_at(const struct msghdr *msg, size_t i)
+{
+	for (size_t j = 0; j < msg->msg_iovlen; j++) {
+		if (i < msg->msg_iov[j].iov_len)
+			return ((const char *)msg->msg_iov[j].iov_base)[i];
+		i -= msg->msg_iov[j].iov_len;
 	}
 	return 0;
+}
+
+/*
+ * The program's own SO_SNDTIMEO ended the flush of the head (len bytes at
+ * head, the edited copy of the k bytes this call gave) after `sent`
+ * bytes.  The call returns, as the kernel's would, how many of its bytes
+ * are out, and the connection passes through from here: the program goes
+ * on with the rest of its bytes as they are.  Its bytes map onto the
+ * edited head through what the two have in common: before the edit (the
+ * deadline header) byte for byte, after it from the end.  A cut inside
+ * the edit finishes the edit first, and so does a head with bytes from
+ * earlier calls (held, reported as sent): those cannot be given back.
+ */
+static ssize_t cut_short(struct rs_httpconn *c, struct rs_fd *e, int fd,
+    const struct msghdr *msg, size_t k, size_t before, const char *head,
+    size_t len, size_t sent, int flags)
+{
+	size_t pre = 0, suf = 0, most = k < len ? k : len;
+	int rc;
+
+	rs_http_pass(&c->h, RS_HTTP_WHY_CUT);
+	if (before > 0) {
+		rc = send_all(e, fd, head + sent, len - sent, flags);
+		return rc < 0 ? rc : (ssize_t)k;
+	}
+	while (pre < most && head[pre] == byte_at(msg, pre))
+		pre++;
+	while (suf < most - pre &&
+	    head[len - 1 - suf] == byte_at(msg, k - 1 - suf))
+		suf++;
+	if (sent <= pre)
+		return sent > 0 ? (ssize_t)sent : -EAGAIN;
+	if (sent < len - suf) {
+		rc = send_all(e, fd, head + sent, len - suf - sent, flags);
+		if (rc < 0)
+			return rc;
+		sent = len - suf;
+	}
+	return (ssize_t)(k - (len - sent));
 }
 
 /* Puts the thread's deadline into the kept head, unless it has an earlier. */
@@ -197,11 +311,18 @@ ssize_t rs_httpout_send(struct rs_httpconn *c, struct rs_fd *e, int fd,
 	}
 	add_header(c, fd);
 	const char *head = rs_http_kept(&c->h, &len);
+	size_t before = c->held;
+	bool nb = nonblocking(fd, flags);
+	ssize_t sent = send_upto(e, fd, head, len, flags, nb,
+	    own_until(e, fd, nb));
 
 	c->holding = false;
 	c->held = 0;
-	if ((rc = send_all(e, fd, head, len, flags)) < 0)
-		return rc;
+	if (sent < 0)
+		return sent;
+	if ((size_t)sent < len)
+		return cut_short(c, e, fd, msg, k, before, head, len,
+		    (size_t)sent, flags);
 	ssize_t r = k < total ? send_rest(c, e, fd, msg, flags, k) : 0;
 
 	return (ssize_t)k + (r > 0 ? r : 0);

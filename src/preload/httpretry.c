@@ -34,18 +34,7 @@
 #include "runtime.h"
 #include "stats.h"
 
-/*
- * Waits until fd has `events`, or until the monotonic time `until`
- * (RS_NEVER: no limit).  Returns 1, 0 on timeout, or -errno.  own is the
- * program's own socket timeout for the call (RS_NEVER: none): when it
- * comes first the wait ends with -EAGAIN, as the kernel's blocking call
- * would.  A signal ends the wait with -EINTR where the kernel's call would
- * have been interrupted (a handler without SA_RESTART, or the program's
- * own timeout set): a program's alarm() must still cut its read short.
- * The engine's state stays where it was; the next read goes on from it.
- * -EBADF: the descriptor was closed meanwhile (rs_hconn_closed()).
- */
-static int wait_fd(const struct rs_fd *e, const struct rs_hconn *h, int fd,
+int rs_hconn_wait(const struct rs_fd *e, const struct rs_hconn *h, int fd,
     short events, int64_t until, int64_t own)
 {
 	struct pollfd p = { .fd = fd, .events = events };
@@ -94,30 +83,57 @@ static int timed_out(const struct rs_fd *e, bool out)
 	return -ETIMEDOUT;
 }
 
-/* Sends p[0..n) whole, waiting for room as needed. */
-static int send_all(struct rs_fd *e, const struct rs_hconn *h, int fd,
-    const char *p, size_t n)
+/*
+ * Sends what is left at h->out whole, waiting for room until write_timeout
+ * after the last progress, or until own, the program's own SO_SNDTIMEO
+ * for its call (RS_NEVER: none), whichever comes first; wait false: never
+ * waits.  Returns 0, or -errno: -EAGAIN (own passed, or no room and no
+ * wait) and -EINTR keep the rest in h->out for the next call; any other
+ * failure drops it.
+ */
+static int flush_out(struct rs_fd *e, struct rs_hconn *h, int fd,
+    int64_t own, bool wait)
 {
 	ssize_t k;
 	int r;
 
-	while (n > 0) {
-		k = rs_real_send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (h->out_left > 0) {
+		k = rs_real_send(fd, h->out, h->out_left,
+		    MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (k > 0) {
-			p += k;
-			n -= (size_t)k;
+			h->out += k;
+			h->out_left -= (size_t)k;
 			rs_fd_touch(e, rs_clock_now_ms());
 			continue;
 		}
 		if (k < 0 && errno == EINTR)
 			continue;
-		if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
-			return k == 0 ? -EPIPE : -errno;
-		r = wait_fd(e, h, fd, POLLOUT, write_until(e), RS_NEVER);
-		if (r <= 0)
-			return r == 0 ? timed_out(e, true) : r;
+		r = k == 0 ? -EPIPE : -errno;
+		if (r == -EAGAIN || r == -EWOULDBLOCK) {
+			r = wait ? rs_hconn_wait(e, h, fd, POLLOUT,
+			    write_until(e), own) : -EAGAIN;
+			if (r > 0)
+				continue;
+			if (r == 0)
+				r = timed_out(e, true);
+		}
+		if (r != -EAGAIN && r != -EINTR)
+			h->out_left = 0;
+		return r;
 	}
 	return 0;
+}
+
+/* Sends p[0..n) whole, waiting for room as needed. */
+static int send_all(struct rs_fd *e, struct rs_hconn *h, int fd,
+    const char *p, size_t n)
+{
+	h->out = p;
+	h->out_left = n;
+	int r = flush_out(e, h, fd, RS_NEVER, true);
+
+	h->out_left = 0;
+	return r;
 }
 
 /*
@@ -133,7 +149,7 @@ static int wait_more(const struct rs_fd *e, const struct rs_hconn *h, int fd,
 
 	rs_real_getsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &old, &len);
 	rs_real_setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &want, sizeof(want));
-	r = wait_fd(e, h, fd, POLLIN, until, own);
+	r = rs_hconn_wait(e, h, fd, POLLIN, until, own);
 	rs_real_setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &old, sizeof(old));
 	return r;
 }
@@ -318,7 +334,7 @@ static int drain(struct rs_fd *e, struct rs_hconn *h, int fd)
 		if (n > 0)
 			rs_fd_touch(e, rs_clock_now_ms());
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			r = wait_fd(e, h, fd, POLLIN, read_until(e),
+			r = rs_hconn_wait(e, h, fd, POLLIN, read_until(e),
 			    h->own_until);
 			if (r < 0)
 				return r;
@@ -380,7 +396,7 @@ static int backoff(const struct rs_fd *e, struct rs_hconn *h, int64_t wait)
 	h->retry_at_ms = rs_clock_after(rs_clock_now_ms(), wait);
 	if (wait <= 0)
 		return 0;
-	int r = wait_fd(e, h, -1, 0, h->retry_at_ms, h->own_until);
+	int r = rs_hconn_wait(e, h, -1, 0, h->retry_at_ms, h->own_until);
 
 	return r < 0 ? r : 0;
 }
@@ -446,7 +462,7 @@ static int judge(struct rs_fd *e, struct rs_hconn *h, int fd, bool may_fail,
 	if (n < 0) {
 		if (may_fail && (dontwait || e->nonblocking))
 			return -EAGAIN;
-		return waited(e, wait_fd(e, h, fd, POLLIN, until,
+		return waited(e, rs_hconn_wait(e, h, fd, POLLIN, until,
 		    h->own_until));
 	}
 	/* A resent request on a connection the server closed meanwhile. */
@@ -481,10 +497,6 @@ int rs_hconn_settle(struct rs_hconn *h, struct rs_fd *e, int fd,
 	unsigned first = h->m.attempt;
 	int r;
 
-	/* The program's own SO_RCVTIMEO counts from the start of its call. */
-	h->own_until = dontwait || e->nonblocking ? RS_NEVER :
-	    rs_io_own_timeout(e, fd, false, rs_clock_now_ms());
-
 	/*
 	 * Each round judges, or retries once: bounded by attempts.  Once a
 	 * retry consumed what the program's wait had reported, a read that
@@ -499,56 +511,72 @@ int rs_hconn_settle(struct rs_hconn *h, struct rs_fd *e, int fd,
 	return 0;
 }
 
+/*
+ * The program's own SO_SNDTIMEO for its write, as a time from now:
+ * RS_NEVER when it has none, or when its call does not block (then the
+ * flush of a held head waits as before, up to write_timeout).
+ */
+static int64_t write_own(struct rs_fd *e, int fd, int flags)
+{
+	if ((flags & MSG_DONTWAIT) || e->nonblocking)
+		return RS_NEVER;
+	return rs_io_own_timeout(e, fd, true, rs_clock_now_ms());
+}
+
+/*
+ * A held head is complete (or given up): it goes out whole before
+ * anything else, within the program's own SO_SNDTIMEO when its call
+ * blocks.  When that runs out first, the rest stays in h->out: the bytes
+ * of the call are taken all the same (held), and the rest goes first in
+ * the next write, or in the read that awaits the response (httpwait.c's
+ * push).  Returns 0, or -errno for the call.
+ */
+static int flush_head(struct rs_fd *e, struct rs_hconn *h, int fd,
+    int flags)
+{
+	size_t len;
+	const char *kept = rs_http_kept(&h->m.t, &len);
+
+	if (kept == NULL)
+		return 0;
+	h->out = kept;
+	h->out_left = len;
+	/* Passed through, the rest would have no one to send it. */
+	if (h->m.phase == RS_HR_PASS)
+		return send_all(e, h, fd, kept, len);
+	int r = flush_out(e, h, fd, write_own(e, fd, flags), true);
+
+	return r == -EAGAIN || r == -EINTR ? 0 : r;
+}
+
 ssize_t rs_hconn_write(struct rs_hconn *h, struct rs_fd *e, int fd,
     const char *p, size_t n, int flags)
 {
 	uint8_t rnd[16] = { 0 };
-	size_t held = 0, len;
-	const char *kept;
+	size_t held = 0;
 	bool flush = false;
 	ssize_t k;
 	int r;
 
+	/* What an earlier flush left goes first; when it cannot go whole
+	   in the program's time, nothing of this call is taken. */
+	if (h->out_left > 0 && (r = flush_out(e, h, fd, write_own(e, fd,
+	    flags), !(flags & MSG_DONTWAIT) && !e->nonblocking)) < 0)
+		return r;
 	if (rs_hr_holding(&h->m)) {
 		if (h->m.s->idempotency_key == RS_HTTP_KEY_INJECT)
 			syscall(SYS_getrandom, rnd, sizeof(rnd), 0);
 		held = rs_hr_hold(&h->m, p, n, rnd, &flush);
-		if (flush) {
-			kept = rs_http_kept(&h->m.t, &len);
-			r = kept ? send_all(e, h, fd, kept, len) : 0;
-			if (r < 0)
-				return r;
-		}
+		if (flush && (r = flush_head(e, h, fd, flags)) < 0)
+			return r;
 		if (held == n)
 			return (ssize_t)n;
+		if (h->out_left > 0)
+			return held > 0 ? (ssize_t)held : -EAGAIN;
 	}
 	k = rs_io_send(e, fd, p + held, n - held, flags);
 	if (k < 0)
 		return held > 0 ? (ssize_t)held : k;
 	rs_hr_sent(&h->m, p + held, (size_t)k);
 	return (ssize_t)held + k;
-}
-
-/* Feeds the first n bytes that iov[0..cnt) held, buffer by buffer. */
-static void each_iov(struct rs_hconn *h, const struct iovec *iov, int cnt,
-    size_t n, void (*feed)(struct rs_hr *, const char *, size_t))
-{
-	for (int i = 0; i < cnt && n > 0; i++) {
-		size_t k = iov[i].iov_len < n ? iov[i].iov_len : n;
-
-		feed(&h->m, iov[i].iov_base, k);
-		n -= k;
-	}
-}
-
-void rs_hconn_sent_iov(struct rs_hconn *h, const struct iovec *iov, int cnt,
-    size_t n)
-{
-	each_iov(h, iov, cnt, n, rs_hr_sent);
-}
-
-void rs_hconn_read_iov(struct rs_hconn *h, const struct iovec *iov, int cnt,
-    size_t n)
-{
-	each_iov(h, iov, cnt, n, rs_hr_read);
 }

@@ -42,7 +42,6 @@ struct rs_hconn {
 	bool orphan;			/* its descriptor is no longer managed */
 	bool reused;			/* the last resend reused the connection */
 	int64_t own_until;		/* the program's SO_RCVTIMEO, this call */
-	int pending_err;		/* a socket error a wait's peek took */
 	/* The non-blocking retry, driven by the waits (httpwait.h). */
 	int64_t retry_at_ms;		/* WAIT: when the request goes again */
 	const char *out;		/* a resend's bytes not sent yet */
@@ -67,9 +66,11 @@ void rs_hconn_leave(struct rs_fd *e, struct rs_hconn *h);
  * Before the program reads from fd: makes sure that what it reads next is
  * a response it may see, retrying as the rule allows.  dontwait is true
  * for MSG_DONTWAIT.  Returns 0 (go on with the read), -EAGAIN (nothing to
- * read yet, non-blocking), -ETIMEDOUT (read_timeout or the deadline), or
- * another -errno from a reconnect or a resend.  For a blocking socket
- * (httpio.c sends reads of non-blocking ones to httpwait.h).
+ * read yet, non-blocking, or the program's own SO_RCVTIMEO passed),
+ * -ETIMEDOUT (read_timeout or the deadline), or another -errno from a
+ * reconnect or a resend.  For a blocking socket (httpio.c sends reads of
+ * non-blocking ones to httpwait.h); the caller has set h->own_until for
+ * the call.
  */
 int rs_hconn_settle(struct rs_hconn *h, struct rs_fd *e, int fd,
     bool dontwait);
@@ -81,6 +82,21 @@ int rs_hconn_settle(struct rs_hconn *h, struct rs_fd *e, int fd,
  */
 ssize_t rs_hconn_write(struct rs_hconn *h, struct rs_fd *e, int fd,
     const char *p, size_t n, int flags);
+
+/*
+ * Waits, for a blocking call of the program's, until fd has `events` (fd
+ * -1: none, a sleep), or until the monotonic time `until` (RS_NEVER: no
+ * limit).  Returns 1, 0 on timeout, or -errno.  own is the program's own
+ * socket timeout for the call (RS_NEVER: none): when it comes first the
+ * wait ends with -EAGAIN, as the kernel's blocking call would.  A signal
+ * ends the wait with -EINTR where the kernel's call would have been
+ * interrupted (a handler without SA_RESTART, or the program's own
+ * timeout set): a program's alarm() must still cut its read short.  The
+ * engine's state stays where it was; the next call goes on from it.
+ * -EBADF: the descriptor was closed meanwhile (rs_hconn_closed()).
+ */
+int rs_hconn_wait(const struct rs_fd *e, const struct rs_hconn *h, int fd,
+    short events, int64_t until, int64_t own);
 
 /*
  * Enters the engine for a wait: as rs_hconn_enter(), except that a thread
@@ -114,12 +130,6 @@ int rs_hconn_reconnect(struct rs_fd *e, int fd, bool block);
 
 /* A SHOW verdict: logs a give-up when the status was a retried one. */
 void rs_hconn_shown(const struct rs_fd *e, struct rs_hconn *h);
-
-/* Feeds the n bytes that iov[0..cnt) held to the machine as sent/read. */
-void rs_hconn_sent_iov(struct rs_hconn *h, const struct iovec *iov, int cnt,
-    size_t n);
-void rs_hconn_read_iov(struct rs_hconn *h, const struct iovec *iov, int cnt,
-    size_t n);
 
 /* Releases e's connection state (close, dup, reuse of the number). */
 void rs_hconn_drop(struct rs_fd *e);

@@ -13,7 +13,6 @@
 #include "connect_step.h"
 #include "io_timeout.h"
 #include "real.h"
-#include "sigrestart.h"
 
 /* A phase step that moved on: run the next one. */
 #define AGAIN (-1)
@@ -93,6 +92,26 @@ static int push(struct rs_hconn *h, struct rs_fd *e, int fd, int64_t now)
 	return 0;
 }
 
+/*
+ * The request is not all sent (a resend, or the rest of a held head that
+ * the program's SO_SNDTIMEO cut short): watch for room until
+ * write_timeout; past it the request is given up, and the socket is the
+ * kernel's again (its reads time out as usual).
+ */
+static int want_out(struct rs_hconn *h, const struct rs_fd *e, int64_t now,
+    int64_t *next)
+{
+	int64_t dl = rs_io_wait_deadline(e, POLLOUT, now);
+
+	if (dl <= now) {
+		h->out_left = 0;
+		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
+		return RS_HW_NONE;
+	}
+	*next = rs_clock_min(*next, dl);
+	return RS_HW_OUT;
+}
+
 /* AWAIT: judges the queued response, as httpretry.c's judge(). */
 static int await(struct rs_hconn *h, struct rs_fd *e, int fd, int64_t now,
     int64_t *next)
@@ -102,7 +121,7 @@ static int await(struct rs_hconn *h, struct rs_fd *e, int fd, int64_t now,
 	if (r != 0)
 		return r == AGAIN ? AGAIN : RS_HW_NONE;
 	if (h->out_left > 0)
-		return RS_HW_OUT;
+		return want_out(h, e, now, next);
 	ssize_t n = rs_real_recv(fd, h->buf, sizeof(h->buf),
 	    MSG_PEEK | MSG_DONTWAIT);
 
@@ -112,8 +131,9 @@ static int await(struct rs_hconn *h, struct rs_fd *e, int fd, int64_t now,
 		return want_in(e, now, next);
 	if (n < 0) {
 		/* The peek took the socket's error from the kernel: the
-		   program's next read gets it (httpio.c), as it would have. */
-		__atomic_store_n(&h->pending_err, errno, __ATOMIC_RELEASE);
+		   program's next read, write or SO_ERROR gets it
+		   (rs_hio_take_error()), as it would have. */
+		__atomic_store_n(&e->http_err, errno, __ATOMIC_RELEASE);
 		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
 		return RS_HW_NONE;
 	}
@@ -360,24 +380,6 @@ int rs_hwait_settle(struct rs_hconn *h, struct rs_fd *e, int fd)
 	return w == RS_HW_IN ? -EAGAIN : RS_HW_RESTEP;
 }
 
-/*
- * Waits, for a blocking caller, for what the engine wants, until next.
- * Returns -EINTR when a signal interrupted it that the kernel would not
- * have restarted the program's read after, else 0.
- */
-static int block_for(int fd, enum rs_hw_want w, int64_t next)
-{
-	struct pollfd p = { .fd = w == RS_HW_TIMER ? -1 : fd,
-		.events = w == RS_HW_OUT ? POLLOUT : POLLIN };
-	int save = errno;
-	int n = rs_real_poll(&p, 1, rs_clock_remaining_ms(next,
-	    rs_clock_now_ms()));
-	bool intr = n < 0 && errno == EINTR && !rs_signals_restart();
-
-	errno = save;
-	return intr ? -EINTR : 0;
-}
-
 int rs_hwait_finish(struct rs_hconn *h, struct rs_fd *e, int fd)
 {
 	int ready = 0;
@@ -390,11 +392,13 @@ int rs_hwait_finish(struct rs_hconn *h, struct rs_fd *e, int fd)
 		if (w == RS_HW_NONE || w == RS_HW_SHOW ||
 		    (w == RS_HW_IN && h->m.phase == RS_HR_AWAIT))
 			return 0;
-		if (block_for(fd, w, next) < 0)
-			return -EINTR;
-		if (rs_hconn_closed(e, h))
-			return -EBADF;
-		ready = 1;
+		/* As the blocking engine's waits: the program's own
+		   SO_RCVTIMEO and its signals end the read, and the next
+		   read goes on from here. */
+		ready = rs_hconn_wait(e, h, w == RS_HW_TIMER ? -1 : fd,
+		    w == RS_HW_OUT ? POLLOUT : POLLIN, next, h->own_until);
+		if (ready < 0)
+			return ready;
 	}
 	return 0;
 }

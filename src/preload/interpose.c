@@ -276,8 +276,14 @@ EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 	int err, dir = timeo_dir(level, name);
 	struct timeval tv;
 
+	/*
+	 * SO_ERROR: the connect engine's answer while it is in charge; then
+	 * a socket error the HTTP engine's look took from the kernel, once,
+	 * when SO_ERROR comes before a read or write (httpio.h).
+	 */
 	if (e && level == SOL_SOCKET && name == SO_ERROR && val && len &&
-	    *len >= sizeof(int) && (err = rs_connect_so_error(fd, e)) >= 0) {
+	    *len >= sizeof(int) && ((err = rs_connect_so_error(fd, e)) >= 0 ||
+		(err = -rs_hio_take_error(e)) != 0)) {
 		*(int *)val = err;
 		*len = sizeof(int);
 		return 0;

@@ -194,6 +194,11 @@ SLOW int recvmmsg_slow(struct rs_fd *e, int fd, struct mmsghdr *v,
     unsigned n, int flags, struct timespec *tmo)
 {
 	e = acting(e);
+	/* A socket error the HTTP engine holds goes to this call, once. */
+	int err = e ? rs_hio_take_error(e) : 0;
+
+	if (err != 0)
+		return LIBC_RET(err);
 	if (e && rs_hio_wanted(e))
 		rs_hio_untracked(e);
 	return e ? LIBC_RET(rs_io_recvmmsg(e, fd, v, n, flags, tmo)) :
@@ -280,6 +285,11 @@ SLOW int sendmmsg_slow(struct rs_fd *e, int fd, struct mmsghdr *v,
     unsigned n, int flags)
 {
 	e = acting(e);
+	/* A socket error the HTTP engine holds goes to this call, once. */
+	int err = e ? rs_hio_take_error(e) : 0;
+
+	if (err != 0)
+		return LIBC_RET(err);
 	if (e && rs_hio_wanted(e))
 		rs_hio_untracked(e);
 	return e ? LIBC_RET(rs_io_sendmmsg(e, fd, v, n, flags)) :

@@ -19,7 +19,6 @@
 #include "ktimeo.h"
 #include "real.h"
 #include "sigrestart.h"
-#include "sotimeo.h"
 
 /* wait_ready(): the descriptor is no longer the socket of its entry. */
 #define REUSED_NUMBER 1
@@ -60,14 +59,9 @@ static int poll_until(int fd, short want, int64_t until, int64_t now)
  */
 int64_t rs_io_own_timeout(struct rs_fd *e, int fd, bool out, int64_t now)
 {
-	/* Cached until the program sets a socket option (interpose.c
-	   forgets it then); a dup'd socket may be set through a copy. */
-	if (e->shared || !e->own_tmo_known[out]) {
-		e->own_tmo_ms[out] = (uint32_t)rs_sotimeo_ms(fd, out);
-		e->own_tmo_known[out] = true;
-	}
-	return e->own_tmo_ms[out] ? rs_clock_after(now, e->own_tmo_ms[out]) :
-	    RS_NEVER;
+	uint32_t ms = rs_ktimeo_own_ms(e, fd, out);
+
+	return ms ? rs_clock_after(now, ms) : RS_NEVER;
 }
 
 /*

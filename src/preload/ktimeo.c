@@ -53,12 +53,17 @@ static int opt(bool out)
 	return out ? SO_SNDTIMEO : SO_RCVTIMEO;
 }
 
-/* The program's own value, read once from the kernel and then kept. */
+/*
+ * The program's own value, read once from the kernel and then kept, as it
+ * was set (own_tv: what goes back) and in ms.  A dup'd socket's is read
+ * each time: a copy may have set it, and the kernel holds it (ours is
+ * never armed there).
+ */
 static bool own_value(struct rs_fd *e, int fd, bool out)
 {
 	socklen_t len = sizeof(e->own_tv[out]);
 
-	if (e->own_tmo_known[out])
+	if (e->own_tmo_known[out] && !e->shared)
 		return true;
 	if (rs_real_getsockopt(fd, SOL_SOCKET, opt(out), &e->own_tv[out],
 		&len) < 0)
@@ -66,6 +71,11 @@ static bool own_value(struct rs_fd *e, int fd, bool out)
 	e->own_tmo_ms[out] = ms_of(&e->own_tv[out]);
 	e->own_tmo_known[out] = true;
 	return true;
+}
+
+uint32_t rs_ktimeo_own_ms(struct rs_fd *e, int fd, bool out)
+{
+	return own_value(e, fd, out) ? e->own_tmo_ms[out] : 0;
 }
 
 static void set_ours(struct rs_fd *e, bool out, bool ours)

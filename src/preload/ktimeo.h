@@ -116,6 +116,15 @@ static inline __attribute__((always_inline)) bool rs_ktimeo_steady(
 int rs_ktimeo_after(struct rs_fd *e, bool out, int r);
 
 /*
+ * The program's own SO_SNDTIMEO (out true) or SO_RCVTIMEO on fd in whole
+ * ms, rounded up, 0 for none: the one reading of it that every engine
+ * asks, kept in the entry with the value as set, which is what goes back
+ * into the kernel.  Read from the kernel once (each time on a dup'd
+ * socket), so only when a call is about to wait.
+ */
+uint32_t rs_ktimeo_own_ms(struct rs_fd *e, int fd, bool out);
+
+/*
  * getsockopt(SO_RCVTIMEO/SO_SNDTIMEO) of a managed socket: when the kernel
  * holds ours, *tv gets the program's value and true is returned; false:
  * the real getsockopt answers.

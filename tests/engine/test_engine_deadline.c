@@ -181,6 +181,64 @@ static void run_out(void **state)
 	fk_done();
 }
 
+/*
+ * The program's own SO_SNDTIMEO (80 ms) ends the flush of the edited head
+ * after `cut` of its bytes went (the io engine's blocking send waits for
+ * room until then, and the try after it finds none): the send returns how many of the
+ * program's bytes are out, as the kernel's would, and the program's next
+ * send of the rest passes through.  Cut inside the header the library put
+ * in, the header is finished first; cut before it, it never goes.
+ */
+struct cut_case {
+	const char *name;
+	long cut;		/* bytes of the edited head that went */
+	bool finish;		/* the rest of the edit is sent first */
+	long want;		/* the program's send returns this */
+	const char *want_sent;
+};
+
+#define EDIT_AT ((long)sizeof(GET_HEAD) - 1)
+#define OURS_LEN ((long)sizeof(WITH_OURS) - 1)
+
+static const struct cut_case cut_cases[] = {
+	{ .name = "own SO_SNDTIMEO cuts the head before the header",
+	  .cut = 10, .want = 10, .want_sent = GET },
+	{ .name = "own SO_SNDTIMEO cuts the head inside the header",
+	  .cut = EDIT_AT + 5, .finish = true, .want = EDIT_AT,
+	  .want_sent = WITH_OURS },
+	{ .name = "own SO_SNDTIMEO cuts the head after the header",
+	  .cut = OURS_LEN - 1, .want = (long)sizeof(GET) - 2,
+	  .want_sent = WITH_OURS },
+};
+
+static void run_cut(void **state)
+{
+	const struct cut_case *c = *state;
+	struct fk_step steps[] = {
+		{ .fn = FK_SENDMSG, .fd = FD, .ret = c->cut },
+		FK_POLL_QUIET(81), FULL_MSG, SENT_MSG, SENT_MSG, FK_STOP,
+	};
+	size_t n;
+
+	if (!c->finish)
+		steps[4] = (struct fk_step)FK_STOP;
+	fk_script(steps);
+	fk_sock(FD)->sndtimeo.tv_usec = 80 * 1000;
+	struct rs_fd *e = fk_connected(FD, fk_policy(OUT_POLICY("")), false);
+
+	rs_httpconn_connecting(FD, e);
+	rs_tdeadline_take(IN_FD, rs_clock_now_ms() + 5000,
+	    INT64_C(1900000000000));
+	assert_int_equal(program_send(e, GET), c->want);
+	assert_int_equal(program_send(e, &GET[c->want]),
+	    strlen(GET) - (size_t)c->want);
+	const char *s = fk_sent(&n);
+
+	assert_int_equal(n, strlen(c->want_sent));
+	assert_memory_equal(s, c->want_sent, n);
+	fk_done();
+}
+
 /* ---- inbound: the reading thread takes the request's deadline ---- */
 
 struct in_case {
@@ -389,6 +447,7 @@ int main(void)
 {
 	const struct fk_table tables[] = {
 		FK_TABLE(out_cases, run_out),
+		FK_TABLE(cut_cases, run_cut),
 		FK_TABLE(in_cases, run_in),
 	};
 	const struct CMUnitTest more[] = {

@@ -462,12 +462,92 @@ static void run_case(void **state)
 	fk_done();
 }
 
+/* A send that takes n bytes, one that finds no room, and a wait for room
+   that the program's own SO_SNDTIMEO of 80 ms ends. */
+#define SENT_PART(n) { .fn = FK_SEND, .fd = FD, .ret = (n) }
+#define SEND_FULL { .fn = FK_SEND, .fd = FD, .err = EAGAIN }
+#define OWN_80MS_ENDS FK_POLL_QUIET(81)
+
+/*
+ * A blocking program with SO_SNDTIMEO 80 ms writes a request whose head
+ * is held (idempotency_key: inject): the flush of the head ends when the
+ * program's own time does, not at write_timeout (off: never).  Returns
+ * the entry.
+ */
+static struct rs_fd *own_sndtimeo_write(const struct fk_step *steps,
+    const char *request, ssize_t want)
+{
+	fk_script(steps);
+	fk_sock(FD)->sndtimeo.tv_usec = 80 * 1000;
+	struct rs_fd *e = fk_connected(FD, fk_policy(HPOLICY("3", "off",
+	    "inject", "5s")), false);
+
+	assert_int_equal(rs_hio_write(e, FD, request, strlen(request)), want);
+	assert_int_equal(fk_now(), 81);
+	return e;
+}
+
+/*
+ * The POST's head took its 80 ms: the write returns the head's bytes as
+ * taken (a short write), the body's write sends the rest of the head
+ * first, then the body, and the response is the program's.
+ */
+static void test_own_sndtimeo_ends_flush(void **state)
+{
+	static const struct fk_step steps[] = {
+		SENT_PART(10), SEND_FULL, OWN_80MS_ENDS, SENT, SENT,
+		PEEK(R200), READ(R200), FK_STOP,
+	};
+	char buf[128] = { 0 };
+	size_t n, head = strlen(POST) - 2;
+
+	(void)state;
+	struct rs_fd *e = own_sndtimeo_write(steps, POST, (ssize_t)head);
+
+	assert_int_equal(rs_hio_write(e, FD, &POST[head], 2), 2);
+	assert_int_equal(rs_hio_read(e, FD, buf, sizeof(buf) - 1),
+	    sizeof(R200) - 1);
+	const char *s = fk_sent(&n);
+
+	assert_true(n > strlen(POST) && memcmp(s, "POST /p", 7) == 0);
+	assert_non_null(memmem(s, n, "Idempotency-Key: ", 17));
+	assert_memory_equal(s + n - 6, "\r\n\r\nhi", 6);
+	fk_done();
+}
+
+/* A GET's head cut short so: the read that awaits the response sends the
+   rest of it first. */
+static void test_own_sndtimeo_rest_sent_by_read(void **state)
+{
+	static const struct fk_step steps[] = {
+		SENT_PART(10), SEND_FULL, OWN_80MS_ENDS, SENT,
+		{ .fn = FK_RECV, .fd = FD, .data = R200, .ret = -1,
+		  .flags = MSG_PEEK | MSG_DONTWAIT },
+		READ(R200), FK_STOP,
+	};
+	char buf[128] = { 0 };
+	size_t n;
+
+	(void)state;
+	struct rs_fd *e = own_sndtimeo_write(steps, GET, strlen(GET));
+
+	assert_int_equal(rs_hio_read(e, FD, buf, sizeof(buf) - 1),
+	    sizeof(R200) - 1);
+	assert_string_equal(buf, R200);
+	fk_sent(&n);
+	assert_int_equal(n, strlen(GET));
+	fk_done();
+}
+
 int main(void)
 {
 	const struct fk_table tables[] = {
 		FK_TABLE(cases, run_case),
 	};
+	const struct CMUnitTest more[] = {
+		cmocka_unit_test(test_own_sndtimeo_ends_flush),
+		cmocka_unit_test(test_own_sndtimeo_rest_sent_by_read),
+	};
 
-	return fk_run_group("http engine, blocking", tables,
-	    sizeof(tables) / sizeof(tables[0]), NULL, 0);
+	return FK_RUN("http engine, blocking", tables, more);
 }

@@ -25,6 +25,7 @@
 #include "httpio.h"
 #include "httpretry.h"
 #include "httpwait.h"
+#include "ktimeo.h"
 #include "wait.h"
 
 #define EP 112
@@ -72,6 +73,8 @@ enum op_kind {
 	OP_ADVANCE,	/* arg ms pass */
 	OP_READ,	/* reads; want: the result */
 	OP_BLOCKING,	/* the program clears O_NONBLOCK */
+	OP_SO_ERROR,	/* asks SO_ERROR; want: what the engine holds */
+	OP_RCVTIMEO,	/* the program sets SO_RCVTIMEO to arg ms */
 };
 
 struct op {
@@ -87,6 +90,9 @@ struct op {
 #define ADVANCE(ms) { OP_ADVANCE, (ms), 0, 0 }
 #define READS(w) { OP_READ, 0, (w), 0 }
 #define BLOCKING { OP_BLOCKING, 0, 0, 0 }
+#define WRITES(w) { OP_WRITE, 0, (w), 0 }
+#define SO_ERROR_HELD(w) { OP_SO_ERROR, 0, (w), 0 }
+#define RCVTIMEO(ms) { OP_RCVTIMEO, (ms), 0, 0 }
 
 struct hw_case {
 	const char *name;
@@ -146,6 +152,25 @@ static const struct hw_case cases[] = {
 		.steps = { SENT, PEEK_FAILS(ECONNRESET) },
 		.ops = { WRITE, STEP(1, RS_HW_NONE, -1), READS(-ECONNRESET) },
 		.want_sent = GET,
+	},
+	{
+		/* Linux reports it to whichever comes first: a write. */
+		.name = "an error in the peek goes to the next write, once",
+		.policy = HPOLICY("off"),
+		.steps = { SENT, PEEK_FAILS(ECONNRESET), READ("") },
+		.ops = { WRITE, STEP(1, RS_HW_NONE, -1), WRITES(-ECONNRESET),
+			READS(0) },
+		.want_sent = GET, .want_data = "",
+	},
+	{
+		/* ... or getsockopt(SO_ERROR), which takes it as well. */
+		.name = "an error in the peek goes to SO_ERROR, once",
+		.policy = HPOLICY("off"),
+		.steps = { SENT, PEEK_FAILS(ECONNRESET), READ("") },
+		.ops = { WRITE, STEP(1, RS_HW_NONE, -1),
+			SO_ERROR_HELD(-ECONNRESET), SO_ERROR_HELD(0),
+			READS(0) },
+		.want_sent = GET, .want_data = "",
 	},
 	{
 		.name = "poll: the resend in parts watches POLLOUT",
@@ -229,6 +254,20 @@ static const struct hw_case cases[] = {
 		.want_sent = GET GET, .want_data = R200, .retries = 1,
 	},
 	{
+		/* The program's own 80 ms ends its blocking read within the
+		   backoff, with EAGAIN as the kernel's read would; the next
+		   read sleeps out the rest and gets the retried answer. */
+		.name = "O_NONBLOCK cleared mid-retry: own SO_RCVTIMEO ends it",
+		.policy = HPOLICY("off"),
+		.steps = { SENT, PEEK(R503), CONSUME(R503), FK_POLL_QUIET(81),
+			FK_POLL_QUIET(20), SENT, { .fn = FK_RECV, .fd = FD,
+			.data = R200, .ret = -1, .flags = MSG_PEEK },
+			READ(R200) },
+		.ops = { WRITE, STEP(1, RS_HW_TIMER, 101), BLOCKING,
+			RCVTIMEO(80), READS(-EAGAIN), READS(sizeof(R200) - 1) },
+		.want_sent = GET GET, .want_data = R200, .retries = 1,
+	},
+	{
 		.name = "Connection: close: a reconnect the waits step",
 		.policy = HPOLICY("off"),
 		.steps = { SENT, PEEK(R503_CLOSE), CONSUME(R503_CLOSE),
@@ -276,6 +315,13 @@ static void run_op(const struct hw_case *c, const struct op *o, char *buf,
 	case OP_BLOCKING:
 		fk_sock(FD)->flags &= ~O_NONBLOCK;
 		e->nonblocking = false;
+		break;
+	case OP_SO_ERROR:
+		assert_int_equal(rs_hio_take_error(e), o->want);
+		break;
+	case OP_RCVTIMEO:
+		fk_sock(FD)->rcvtimeo.tv_usec = o->arg * 1000;
+		rs_ktimeo_set_by_program(e, false, &fk_sock(FD)->rcvtimeo);
 		break;
 	case OP_END:
 		break;

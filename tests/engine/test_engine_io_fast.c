@@ -130,6 +130,45 @@ static void test_armed_count_exact(void **state)
 	fk_done();
 }
 
+/*
+ * The program's own SO_RCVTIMEO (10 s, set before the connect) is read
+ * once, by whichever path asks first, and kept whole: a late read that
+ * waits asks for it first (the exact path), and when a later read puts
+ * ours in the kernel, getsockopt and a release still give the program
+ * its 10 s, never a zero the exact path's reading had left.
+ */
+static void test_own_value_one_home(void **state)
+{
+	static const struct fk_step steps[] = {
+		{ .fn = FK_RECV, .fd = FD, .err = EAGAIN,
+		  .flags = MSG_DONTWAIT },
+		{ .fn = FK_POLL, .fd = -1, .advance_ms = 1,
+		  .ready = { { FD, POLLIN } } },
+		{ .fn = FK_RECVMSG, .fd = FD, .data = "a", .ret = -1 },
+		{ .fn = FK_RECV, .fd = FD, .data = "b", .ret = -1 },
+		FK_STOP,
+	};
+	struct timeval tv = { 0, 0 };
+	char buf[4];
+
+	(void)state;
+	fk_script(steps);
+	fk_sock(FD)->rcvtimeo.tv_sec = 10;
+	struct rs_fd *e = fk_connected(FD, fk_policy(POLICY_R500), false);
+
+	fk_advance(RS_KTIMEO_SLACK_MS + 1);
+	assert_int_equal(rs_io_read(e, FD, buf, sizeof(buf)), 1);
+	assert_false(e->kt_ours[0]);
+	assert_int_equal(rs_io_read(e, FD, buf, sizeof(buf)), 1);
+	assert_true(e->kt_ours[0]);
+	assert_int_equal(rcvtimeo_ms(), kernel_ms());
+	assert_true(rs_ktimeo_own(e, false, &tv));
+	assert_int_equal(tv.tv_sec, 10);
+	rs_ktimeo_release(e, FD);
+	assert_int_equal(rcvtimeo_ms(), 10000);
+	fk_done();
+}
+
 /* A write never blocks under the kernel's timer (ktimeo.c says why). */
 static void test_write_not_kernel_timed(void **state)
 {
@@ -188,6 +227,7 @@ int main(void)
 		cmocka_unit_test(test_kernel_timer_set_once),
 		cmocka_unit_test(test_late_read_is_exact),
 		cmocka_unit_test(test_armed_count_exact),
+		cmocka_unit_test(test_own_value_one_home),
 		cmocka_unit_test(test_write_not_kernel_timed),
 		cmocka_unit_test(test_plain),
 	};

@@ -33,6 +33,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -283,6 +284,9 @@ static int data_reset(const char *how)
 	return 0;
 }
 
+/* Posted by reset-nodata's server once it has reset the first connection. */
+static sem_t reset_sent;
+
 /* The server of reset-nodata: resets its first connection, greets the
    second. */
 static void *reset_then_greet(void *arg)
@@ -291,6 +295,7 @@ static void *reset_then_greet(void *arg)
 	int c = accept(l, NULL, NULL);
 
 	reset_close(c);
+	sem_post(&reset_sent);
 	c = accept(l, NULL, NULL);
 	if (send(c, "HELLO", 5, 0) != 5)
 		abort();
@@ -304,11 +309,23 @@ static int reset_nodata(void)
 	int l = bound(&a, true);
 	pthread_t t;
 
+	sem_init(&reset_sent, 0, 0);
 	pthread_create(&t, NULL, reset_then_greet, (void *)(intptr_t)l);
 	int s = start(&a);
 	struct pollfd p = { .fd = s, .events = POLLIN };
+	struct timespec until;
 
-	sleep_ms(100);		/* the reset has arrived */
+	/*
+	 * The reset has arrived once the server thread has sent it (loopback
+	 * delivers it within the send).  A fixed 100 ms sleep raced a thread
+	 * not run by then on a loaded machine: the wait then saw the
+	 * connection established and the read got the reset, not HELLO.
+	 * Bounded: 5 s.
+	 */
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 5;
+	while (sem_timedwait(&reset_sent, &until) < 0 && errno == EINTR)
+		;
 	wait_out(s, 2000);
 	so_error("soerror", s);
 	poll(&p, 1, 2000);

@@ -10,6 +10,8 @@ import java.nio.charset.StandardCharsets;
 
 public class FoClient {
     public static void main(String[] args) throws Exception {
+        // When the JVM is up: the tests time the connect from here.
+        System.out.println("start " + System.currentTimeMillis());
         try (Socket s = new Socket(args[0], Integer.parseInt(args[1]))) {
             OutputStream out = s.getOutputStream();
             out.write("GET / HTTP/1.0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));

@@ -23,6 +23,8 @@ import sys
 
 def load(out):
     ev = []
+    if not os.path.exists(os.path.join(out, "events")):
+        fail("no events: no request reached A (see the client's log)")
     with open(os.path.join(out, "events")) as f:
         for line in f:
             parts = line.split(None, 3)

@@ -3,7 +3,9 @@
 
   deadline_wire.py server PORT DIR      a capture server (run bare): keeps
         every connection's bytes in DIR/conn-N, answers each GET head
-        with a small 200 (keep-alive), prints "ready".
+        with a small 200 (keep-alive), prints "ready"; with PORT 0, on a
+        port of the kernel's choice, "ready PORT".  DIR/conn-N.done
+        appears once connection N has ended and conn-N is whole.
   deadline_wire.py get URL              a GET, printing the status like
         curl -w '%{http_code}' (the chain's client where curl cannot run).
   deadline_wire.py client CASE PORT     one client case (run under the
@@ -25,7 +27,8 @@ def serve(port, d):
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind(("127.0.0.1", port))
     s.listen(16)
-    print("ready", flush=True)
+    print("ready %d" % s.getsockname()[1] if port == 0 else "ready",
+          flush=True)
     n = 0
     while True:
         c, _ = s.accept()
@@ -46,13 +49,18 @@ def conn(c, path):
         if not b:
             break
         data += b
-        with open(path, "wb") as f:
+        with open(path + ".new", "wb") as f:
             f.write(data)
+        os.rename(path + ".new", path)
         heads = data.count(b"\r\n\r\n") if data.startswith(b"GET") else 0
         while answered < heads:
             c.sendall(OK)
             answered += 1
     c.close()
+    # The test reads conn-N after this: a client that sends and closes
+    # without waiting for an answer can be done before this thread has
+    # read its bytes.
+    open(path + ".done", "w").close()
 
 
 def get(url):

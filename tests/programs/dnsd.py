@@ -9,7 +9,7 @@ with --mode silent, no answer at all); after that, NAME gets an A record
 with its address, other types of NAME an empty NOERROR answer, and every
 other name NXDOMAIN.  NAME=servfail is always answered SERVFAIL;
 NAME=slowfail:MS too, MS milliseconds after the query.  Prints "ready" once bound and a line per query to
-standard error; exits after LIFE seconds (default 60) so that a test that
+standard error, "<epoch_ms> query NAME type T servfail|silent|answer"; exits after LIFE seconds (default 60) so that a test that
 forgets it cannot leave it running.
 """
 import signal
@@ -90,7 +90,7 @@ def main():
             continue
         failing = (now - state["t0"]) * 1000 < opts["fail_ms"] or \
             opts["names"].get(name) == "servfail"
-        print("query %s type %d %s" % (name, qtype,
+        print("%d query %s type %d %s" % (time.time() * 1000, name, qtype,
               opts["mode"] if failing else "answer"),
               file=sys.stderr, flush=True)
         if failing:

@@ -2,18 +2,24 @@
  * own_timeo_client.c - a blocking HTTP client with timeouts of its own,
  * for test_http_own_timeouts.sh.
  *
- *   own_timeo_client PORT RCVTIMEO_MS ALARM_MS restart|plain PATH [again]
+ *   own_timeo_client PORT RCVTIMEO_MS ALARM_MS restart|plain|nbpoll PATH
+ *                    [again]
  *
  * Connects to 127.0.0.1:PORT, sets SO_RCVTIMEO to RCVTIMEO_MS (none when
  * 0), installs a SIGALRM handler (with SA_RESTART for "restart"), sends
  * "GET PATH HTTP/1.1", arms a timer of ALARM_MS (none when 0) and reads.
  * Prints "read N|ERRNO-NAME MS" per read (MS since the request); with
  * "again", a read that failed with EINTR is made once more, and the
- * status line's code is printed as "status CODE".
+ * status line's code is printed as "status CODE".  "nbpoll" sends the
+ * request on a non-blocking socket, polls it for 300 ms as an event loop
+ * would, then clears O_NONBLOCK and reads (MS since then); with "again",
+ * a read that failed with EAGAIN is made again, up to 6 reads.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,8 +87,18 @@ int main(int argc, char **argv)
 	sigaction(SIGALRM, &sa, NULL);
 	snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: t\r\n\r\n",
 	    argv[5]);
+	int nbpoll = strcmp(argv[4], "nbpoll") == 0;
+
+	if (nbpoll)
+		fcntl(s, F_SETFL, O_NONBLOCK);
 	if (write(s, req, strlen(req)) < 0)
 		perror("write");
+	if (nbpoll) {
+		struct pollfd p = { .fd = s, .events = POLLIN };
+
+		printf("poll %d\n", poll(&p, 1, 300));
+		fcntl(s, F_SETFL, 0);
+	}
 	long long t0 = now_ms();
 
 	if (alarm_ms > 0) {
@@ -91,7 +107,7 @@ int main(int argc, char **argv)
 
 		setitimer(ITIMER_REAL, &it, NULL);
 	}
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < (nbpoll ? 6 : 2); i++) {
 		ssize_t n = read(s, buf, sizeof(buf) - 1);
 		int e = errno;
 
@@ -101,7 +117,8 @@ int main(int argc, char **argv)
 			printf("read %zd %lld\n", n, now_ms() - t0);
 		if (n > 12 && strncmp(buf, "HTTP/1.", 7) == 0)
 			printf("status %.3s\n", buf + 9);
-		if (!(n < 0 && e == EINTR && again))
+		if (!(n < 0 && (e == EINTR || (nbpoll && e == EAGAIN)) &&
+		    again))
 			break;
 	}
 	return 0;

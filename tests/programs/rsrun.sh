@@ -3,6 +3,10 @@
 # after B and CLI are set.
 #
 # rsrun ARGS...: `resolute run ARGS...` with the library under test.
+# rsrun_exec ARGS...: the same in place of the calling (sub)shell, for a
+# program started in the background: `(rsrun_exec ARGS...) &` leaves the
+# program itself in $!, where `rsrun ARGS... &` leaves a subshell whose
+# kill never reaches the program.
 # RS_LIB may be "SANITIZER-RUNTIME LIBRARY" (make asan): resolute run takes
 # the library alone (RESOLUTE_LIB) and keeps an LD_PRELOAD it finds, so
 # the runtime goes there.  The variables the tests set themselves are
@@ -18,4 +22,10 @@ rsrun() {
 	else
 		"$CLI" run "$@"
 	fi
+}
+rsrun_exec() {
+	if [ -n "$rs_pre" ]; then
+		LD_PRELOAD="$rs_pre" exec "$CLI" run "$@"
+	fi
+	exec "$CLI" run "$@"
 }

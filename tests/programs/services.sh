@@ -8,9 +8,9 @@
 #   drop     the client connects to 127.0.0.2, whose SYNs the test
 #            namespace drops: it fails within ~1.1 s under the library,
 #            naming a timeout, and is still waiting after 5 s bare
-#   frozen   the server is stopped (SIGSTOP) after the client's handshake:
-#            read_timeout (1 s) ends the client, bare it is still waiting
-#            after 5 s
+#   frozen   the server is stopped (SIGSTOP) once the client's session is
+#            open and idle, then the client sends its query: read_timeout
+#            (1 s) ends the client, bare it is still waiting after 5 s
 #   load     the service's benchmark under the library with read_timeout
 #            set: zero errors (defined by each test)
 #
@@ -18,13 +18,28 @@
 #   svc_start         starts the server in the background, sets $svc_pid
 #   svc_ready         0 once the server answers (on its unix socket)
 #   svc_client MODE HOST PORT   runs the client: MODE "query" connects and
-#                     runs one query at once, "late" connects, waits 0.5 s,
-#                     then sends its query
-# and may set svc_pids_extra (a command printing more pids to freeze).
+#                     runs one query at once, "late" connects and sends its
+#                     query once svc_late_query lets it (it reads stdin)
+#   svc_idle          0 once a client on 127.0.0.1 has a session open and
+#                     waiting for a query (its handshake done)
 # The server runs as "nobody" when the test runs as root (postgres refuses
 # root).  Everything it made is removed on exit; every run is bounded.
 # The restart and drop cases need the test namespace (scripts/netns.sh,
 # root): elsewhere they are skipped, and said so.
+
+# svc_late_query QUERY: the "late" client's standard input.  It prints
+# QUERY once the frozen case has stopped the server (the file frozen in
+# $svc_sync, which svc_frozen_run exports), writing the time it did into
+# $svc_sync/sent, or after 10 s (bounded) if that never happens.
+svc_late_query() {
+	i=0
+	while [ ! -e "$svc_sync/frozen" ] && [ $i -lt 200 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	echo $(($(date +%s%N) / 1000000)) >"$svc_sync/sent"
+	echo "$1"
+}
 
 # The test re-runs itself as "TEST --client MODE HOST PORT" (svc_run): then
 # only the client runs.
@@ -307,32 +322,68 @@ svc_case_drop() {
 	fi
 }
 
-# svc_frozen_run BOUND POLICY|-: a "late" client (query sent 1 s after it
-# starts) with the server frozen 0.5 s after its start, after the
-# handshake; the server is thawed afterwards.
+# svc_freeze_idle: waits (bounded: 10 s) until the client's session is
+# open and idle, then freezes the server and says so in $svc_tmp/frozen.
+# The client's handshake must be over first: frozen during it, the client
+# times out there instead, before it ever sent its query.  A fixed delay
+# (0.5 s, once) was too short for a client started late on a loaded
+# machine or under a sanitizer.
+svc_freeze_idle() {
+	i=0
+	while ! svc_idle >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -gt 200 ] && return 1
+		sleep 0.05
+	done
+	svc_freeze STOP
+	: >"$svc_tmp/frozen"
+}
+
+# svc_frozen_run BOUND POLICY|-: a "late" client with the server frozen
+# once its session is idle; the client sends its query after that, and the
+# server is thawed once it is done.  Sets $after: the ms from the query to
+# the client's end (-1: the server was never frozen).
 svc_frozen_run() {
-	(sleep 0.5 && svc_freeze STOP) &
+	rm -f "$svc_tmp/frozen" "$svc_tmp/sent"
+	svc_freeze_idle &
 	freezer=$!
+	export svc_sync="$svc_tmp"
 	svc_run "$1" "$2" late 127.0.0.1 "$port"
-	wait "$freezer"
+	run_end=$(now_ms)
+	unset svc_sync
+	kill "$freezer" 2>/dev/null
+	wait "$freezer" 2>/dev/null
 	svc_freeze CONT
+	# The next run must not take this client's session, not yet closed
+	# by the thawed server, for its own (bounded: 5 s).
+	i=0
+	while svc_idle >/dev/null 2>&1 && [ $i -lt 100 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	after=-1
+	if [ -e "$svc_tmp/frozen" ] && [ -s "$svc_tmp/sent" ]; then
+		after=$((run_end - $(cat "$svc_tmp/sent")))
+	fi
 }
 
 # svc_case_frozen: read_timeout 1 s ends the client 1 s after it sent its
-# query (sent 1 s after its start); bare it is still waiting after 5 s.
+# query to the frozen server; bare it is still waiting after 5 s.
 svc_case_frozen() {
 	svc_frozen_run 5 -
-	bare_rc=$rc bare_ms=$ms
+	bare_rc=$rc bare_ms=$ms bare_after=$after
 	svc_frozen_run 10 "$svc_tmp/read.yaml"
 	msg=$(grep -v '^resolute\[' "$svc_tmp/out" | grep -Eim1 "$svc_frozen_re")
 	echo "      frozen: bare exit $bare_rc after $bare_ms ms (124: still" \
-	    "waiting); library exit $rc after $ms ms: $msg"
-	if [ "$bare_rc" = 124 ] && [ "$rc" != 0 ] && [ "$rc" != 124 ] &&
-	    [ "$ms" -ge 2000 ] && [ "$ms" -lt $((2000 + SLACK)) ] &&
-	    [ -n "$msg" ]; then
-		svc_pass "frozen: read_timeout ended it after $ms ms, hangs bare"
+	    "waiting); library exit $rc after $ms ms, $after ms after the" \
+	    "query: $msg"
+	if [ "$bare_rc" = 124 ] && [ "$bare_after" -ge 0 ] && [ "$rc" != 0 ] &&
+	    [ "$rc" != 124 ] && [ "$after" -ge 1000 ] &&
+	    [ "$after" -lt $((1000 + SLACK)) ] && [ -n "$msg" ]; then
+		svc_pass "frozen: read_timeout ended it $after ms after the query, hangs bare"
 	else
-		svc_fail "frozen: bare exit $bare_rc, library exit $rc after $ms ms"
+		svc_fail "frozen: bare exit $bare_rc (query sent: $bare_after)," \
+		    "library exit $rc after $ms ms, $after ms after the query"
 	fi
 }
 

@@ -12,12 +12,18 @@
 # - a 503 with Retry-After: 2 is retried hidden from the program; its
 #   timer at 500 ms interrupts the library's sleep (EINTR), and its next
 #   read gets the retried answer, 200.
+# - the same Retry-After begun by a poll on a non-blocking socket, then
+#   a blocking read (O_NONBLOCK cleared) with SO_RCVTIMEO 500 ms: EAGAIN
+#   at 500 ms, not the 200 after the 2 s sleep.
 # - python3 against a server that resets the connection after reading
 #   the request: recv raises ConnectionResetError, blocking or after
 #   select; the library's peek at the response took the socket's error
 #   from the kernel, and the program used to read an end of file.
+# - the same error taken first by a write or by getsockopt(SO_ERROR)
+#   after select: each gets it once, as bare (a write used to get EPIPE,
+#   SO_ERROR 0, and the read after them the reset).
 #
-# About 6 s in all.
+# About 9 s in all.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 B=${RS_BUILD:-$PWD/build}
@@ -123,6 +129,19 @@ else
 	fail "the read after EINTR: $(tr '\n' ' ' <"$tmp/out") (want status 200)"
 fi
 
+# A retry that a non-blocking step began (the program's poll saw nothing
+# of the 503 and its Retry-After: 2), finished by a blocking read once
+# O_NONBLOCK is cleared: the program's own SO_RCVTIMEO 500 ms ends that
+# read with EAGAIN, as the kernel's would, not after the 2 s sleep; its
+# later reads get the retried answer, 200.
+under "$tmp/client" "$http" 500 0 nbpoll "/t/nb$$/503/1/2/ka/cl" again
+check "own SO_RCVTIMEO 500 ms, a retry begun by poll" EAGAIN 500
+if grep -q '^status 200' "$tmp/out"; then
+	ok "a later read gets the retried response: 200"
+else
+	fail "the reads after EAGAIN: $(tr '\n' ' ' <"$tmp/out") (want status 200)"
+fi
+
 # perl: alarm 1 and die, as old scripts time their reads.
 start=$(now_ms)
 under perl -e 'use Socket;
@@ -159,6 +178,37 @@ except OSError as e:
 		ok "python3 recv ($how) of a reset connection: ConnectionResetError"
 	else
 		fail "python3 recv ($how) of a reset connection: $(tr '\n' ' ' <"$tmp/out") (want ConnectionResetError)"
+	fi
+done
+
+# The same error after select, taken first by a write or by SO_ERROR:
+# Linux reports it once, to whichever comes first, and then the socket
+# says EPIPE (a write) or an end of file (a read).  The library's held
+# error must go the same way: bare and under it, the same lines.
+for ops in send,recv so_error,recv so_error,send recv,send; do
+	cat >"$tmp/held.py" <<'PY'
+import select, socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+s.setblocking(False)
+select.select([s], [], [], 5)
+for op in sys.argv[2].split(","):
+    try:
+        if op == "send":
+            print(op, s.send(b"x"))
+        elif op == "recv":
+            print(op, s.recv(100))
+        else:
+            print(op, s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR))
+    except OSError as e:
+        print(op, type(e).__name__)
+PY
+	timeout 20 python3 "$tmp/held.py" "$reset" "$ops" >"$tmp/bare" 2>&1
+	under python3 "$tmp/held.py" "$reset" "$ops"
+	if cmp -s "$tmp/bare" "$tmp/out" && [ -s "$tmp/bare" ]; then
+		ok "python3 $ops after select on a reset: as bare ($(tr '\n' ' ' <"$tmp/out"))"
+	else
+		fail "python3 $ops after select on a reset: $(tr '\n' ' ' <"$tmp/out") (bare: $(tr '\n' ' ' <"$tmp/bare"))"
 	fi
 done
 

@@ -25,7 +25,7 @@ svc_client() {
 	case $1 in
 	query) mariadb --no-defaults -h "$2" -P "$3" -uroot -N -e 'select 42' ;;
 	late)
-		(sleep 1 && echo 'select 42;') |
+		svc_late_query 'select 42;' |
 		    mariadb --no-defaults -h "$2" -P "$3" -uroot -N ;;
 	esac
 }
@@ -46,6 +46,12 @@ svc_start() {
 
 svc_ready() {
 	mariadb-admin --no-defaults -S "$svc_dir/sock" -uroot ping
+}
+
+# A connection from 127.0.0.1 that has logged in and waits for a query.
+svc_idle() {
+	mariadb-admin --no-defaults -S "$svc_dir/sock" -uroot processlist |
+	    grep -Eq '\| 127\.0\.0\.1:[0-9]+ .*\| Sleep '
 }
 
 port=$(svc_port)

@@ -20,7 +20,7 @@ svc_client() {
 	query)
 		psql -X -h "$2" -p "$3" -U postgres -d postgres -Atc 'select 42' ;;
 	late)
-		(sleep 1 && echo 'select 42;') |
+		svc_late_query 'select 42;' |
 		    psql -X -h "$2" -p "$3" -U postgres -d postgres -At ;;
 	esac
 }
@@ -39,6 +39,12 @@ svc_start() {
 
 svc_ready() {
 	"$pgbin/pg_isready" -q -h "$svc_dir" -p "$port"
+}
+
+# A backend whose client is on 127.0.0.1 names itself "idle" once it waits
+# for a query (update_process_title, on by default).
+svc_idle() {
+	ps -o args= --ppid "$svc_pid" | grep -q '127\.0\.0\.1([0-9]*) idle$'
 }
 
 port=$(svc_port)

@@ -20,7 +20,7 @@ svc_drop_ms=2200
 svc_client() {
 	case $1 in
 	query) redis-cli -h "$2" -p "$3" PING ;;
-	late) (sleep 1 && echo PING) | redis-cli -h "$2" -p "$3" ;;
+	late) svc_late_query PING | redis-cli -h "$2" -p "$3" ;;
 	esac
 }
 
@@ -38,6 +38,11 @@ svc_start() {
 
 svc_ready() {
 	redis-cli -s "$svc_dir/sock" PING | grep -q PONG
+}
+
+# A client connected from 127.0.0.1 (redis-cli has no handshake).
+svc_idle() {
+	redis-cli -s "$svc_dir/sock" CLIENT LIST | grep -q ' addr=127\.0\.0\.1:'
 }
 
 port=$(svc_port)
