@@ -48,6 +48,17 @@ uint32_t rs_clock_coarse_lag_ms(void)
 	return v;
 }
 
+void rs_clock_later_ts(int64_t ms, struct timespec *ts)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
 int64_t rs_clock_epoch_ms(void)
 {
 	return read_ms(CLOCK_REALTIME);

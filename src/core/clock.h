@@ -34,6 +34,13 @@ int64_t rs_clock_coarse_ms(void);
  */
 uint32_t rs_clock_coarse_lag_ms(void);
 
+/*
+ * Sets *ts to CLOCK_MONOTONIC ms from now, as clock_nanosleep() takes an
+ * absolute time (TIMER_ABSTIME): a sleep that signals interrupt then ends
+ * when it would have.
+ */
+void rs_clock_later_ts(int64_t ms, struct timespec *ts);
+
 /* Returns CLOCK_REALTIME (Unix epoch) in milliseconds. */
 int64_t rs_clock_epoch_ms(void);
 
