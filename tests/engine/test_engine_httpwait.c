@@ -173,6 +173,18 @@ static const struct hw_case cases[] = {
 		.want_sent = GET, .want_data = "",
 	},
 	{
+		/* A blocking read that finishes a resend in parts: the
+		   peek after it takes the error, which this read gets. */
+		.name = "an error in the finish's peek: the same read says it",
+		.policy = HPOLICY("off"),
+		.steps = { SENT, PEEK(R503), CONSUME(R503), FK_POLL_QUIET(101),
+			SENT_PART(5), SEND_FULL, FK_POLL_READY(-1, 0, FD,
+			POLLOUT), SENT, PEEK_FAILS(ETIMEDOUT) },
+		.ops = { WRITE, STEP(1, RS_HW_TIMER, 101), BLOCKING,
+			READS(-ETIMEDOUT) },
+		.want_sent = GET GET, .retries = 1,
+	},
+	{
 		.name = "poll: the resend in parts watches POLLOUT",
 		.policy = HPOLICY("off"),
 		.steps = { SENT, PEEK(R503), CONSUME(R503), SENT_PART(5),
