@@ -68,6 +68,10 @@ static struct rs_hconn *before_read(struct rs_fd **e, int fd, int flags,
 	    (h = rs_hconn_enter(*e)) == NULL)
 		return NULL;
 	*err = settle(h, *e, fd, flags);
+	/* The finish of a retry may have looked at the response and taken
+	   the socket's error: this read is the first to come, and gets it. */
+	if (*err == 0)
+		*err = rs_hio_take_error(*e);
 	/* A reconnect made a new entry for fd (the same slot, or none). */
 	struct rs_fd *now = rs_fd_get(fd);
 
