@@ -21,7 +21,10 @@
 #   from the kernel, and the program used to read an end of file.
 # - the same error taken first by a write or by getsockopt(SO_ERROR)
 #   after select: each gets it once, as bare (a write used to get EPIPE,
-#   SO_ERROR 0, and the read after them the reset).
+#   SO_ERROR 0, and the read after them the reset).  A dup of the
+#   socket before the read or write changes nothing (they used to get an
+#   end of file and EPIPE: the engine stops following a connection of
+#   two descriptors, and its held error was not asked any more).
 #
 # About 9 s in all.
 set -u
@@ -185,16 +188,21 @@ done
 # Linux reports it once, to whichever comes first, and then the socket
 # says EPIPE (a write) or an end of file (a read).  The library's held
 # error must go the same way: bare and under it, the same lines.
-for ops in send,recv so_error,recv so_error,send recv,send; do
+# A dup (the engine stops following a connection of two descriptors)
+# changes nothing: the held error still goes to the first call.
+for ops in send,recv so_error,recv so_error,send recv,send dup,recv \
+    dup,send; do
 	cat >"$tmp/held.py" <<'PY'
-import select, socket, sys
+import os, select, socket, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 s.sendall(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
 s.setblocking(False)
 select.select([s], [], [], 5)
 for op in sys.argv[2].split(","):
     try:
-        if op == "send":
+        if op == "dup":
+            print(op, os.dup(s.fileno()) > 0)
+        elif op == "send":
             print(op, s.send(b"x"))
         elif op == "recv":
             print(op, s.recv(100))
