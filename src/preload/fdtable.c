@@ -273,7 +273,9 @@ void rs_fd_copy(int from, int to)
 	    sizeof(*dst) - offsetof(struct rs_fd, settings));
 	uint32_t st = rs_fd_state(src);
 	src->shared = dst->shared = true;
-	/* Two descriptors of one connection: HTTP is no longer followed. */
+	/* Two descriptors of one connection: HTTP is no longer followed.
+	   A socket error the engine holds (http_err) stays with both, as
+	   either may be the one the program reads next (httpio.h). */
 	dst->http = NULL;
 	src->http_off = dst->http_off = true;
 	/* A flag the copy brought is the copy's, and counted so. */

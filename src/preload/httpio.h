@@ -19,10 +19,18 @@
 #include "fdtable.h"
 #include "io.h"
 
-/* Whether the HTTP engine may have anything to do with e. */
+/*
+ * Whether the HTTP engine may have anything to do with e: it follows the
+ * connection, or holds a socket error for the program's next call
+ * (rs_hio_take_error), which a dup that stopped the following
+ * (http_off) must not lose.  The error is asked only then, so that an
+ * entry of no HTTP rule costs no load more.
+ */
 static inline bool rs_hio_wanted(const struct rs_fd *e)
 {
-	return !e->http_off && (e->http != NULL || e->settings->http.enabled);
+	if (e->http_off)
+		return __atomic_load_n(&e->http_err, __ATOMIC_RELAXED) != 0;
+	return e->http != NULL || e->settings->http.enabled;
 }
 
 ssize_t rs_hio_read(struct rs_fd *e, int fd, void *buf, size_t n);
