@@ -318,6 +318,10 @@ ssize_t rs_httpout_send(struct rs_httpconn *c, struct rs_fd *e, int fd,
 
 	c->holding = false;
 	c->held = 0;
+	/* Own passed before any of it went: a cut at 0 (earlier calls'
+	   bytes, reported sent, still go; this call's get EAGAIN). */
+	if (sent == -EAGAIN && !nb)
+		sent = 0;
 	if (sent < 0)
 		return sent;
 	if ((size_t)sent < len)
