@@ -211,6 +211,22 @@ static const struct cut_case cut_cases[] = {
 	  .want_sent = WITH_OURS },
 };
 
+/*
+ * Runs steps for a blocking socket of the header rule whose program set
+ * SO_SNDTIMEO 80 ms, in a thread with EPOCH's deadline; returns its entry.
+ */
+static struct rs_fd *sndtimeo_80(const struct fk_step *steps)
+{
+	fk_script(steps);
+	fk_sock(FD)->sndtimeo.tv_usec = 80 * 1000;
+	struct rs_fd *e = fk_connected(FD, fk_policy(OUT_POLICY("")), false);
+
+	rs_httpconn_connecting(FD, e);
+	rs_tdeadline_take(IN_FD, rs_clock_now_ms() + 5000,
+	    INT64_C(1900000000000));
+	return e;
+}
+
 static void run_cut(void **state)
 {
 	const struct cut_case *c = *state;
@@ -222,13 +238,8 @@ static void run_cut(void **state)
 
 	if (!c->finish)
 		steps[4] = (struct fk_step)FK_STOP;
-	fk_script(steps);
-	fk_sock(FD)->sndtimeo.tv_usec = 80 * 1000;
-	struct rs_fd *e = fk_connected(FD, fk_policy(OUT_POLICY("")), false);
+	struct rs_fd *e = sndtimeo_80(steps);
 
-	rs_httpconn_connecting(FD, e);
-	rs_tdeadline_take(IN_FD, rs_clock_now_ms() + 5000,
-	    INT64_C(1900000000000));
 	assert_int_equal(program_send(e, GET), c->want);
 	assert_int_equal(program_send(e, &GET[c->want]),
 	    strlen(GET) - (size_t)c->want);
@@ -257,13 +268,8 @@ static void test_cut_before_anything_went(void **state)
 	size_t n;
 
 	(void)state;
-	fk_script(steps);
-	fk_sock(FD)->sndtimeo.tv_usec = 80 * 1000;
-	struct rs_fd *e = fk_connected(FD, fk_policy(OUT_POLICY("")), false);
+	struct rs_fd *e = sndtimeo_80(steps);
 
-	rs_httpconn_connecting(FD, e);
-	rs_tdeadline_take(IN_FD, rs_clock_now_ms() + 5000,
-	    INT64_C(1900000000000));
 	assert_int_equal(program_send(e, "GET /x HT"), 9);
 	assert_int_equal(program_send(e, part2), strlen(part2));
 	const char *s = fk_sent(&n);
