@@ -569,6 +569,17 @@ ssize_t rs_hconn_write(struct rs_hconn *h, struct rs_fd *e, int fd,
 		held = rs_hr_hold(&h->m, p, n, rnd, &flush);
 		if (flush && (r = flush_head(e, h, fd, flags)) < 0)
 			return r;
+		/*
+		 * A call whose bytes are all in the head is told all of them
+		 * went, so they must be on the wire when it returns: the
+		 * program may shut its side down or close next (neither
+		 * interposed for this), and the rest would be lost.  Here
+		 * the head goes whole, bounded by write_timeout only, not by
+		 * the program's SO_SNDTIMEO (documented).
+		 */
+		if (held == n && h->out_left > 0 &&
+		    (r = flush_out(e, h, fd, RS_NEVER, true)) < 0)
+			return r;
 		if (held == n)
 			return (ssize_t)n;
 		if (h->out_left > 0)
