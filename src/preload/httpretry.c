@@ -525,14 +525,14 @@ static int64_t write_own(struct rs_fd *e, int fd, int flags)
 
 /*
  * A held head is complete (or given up): it goes out whole before
- * anything else, within the program's own SO_SNDTIMEO when its call
- * blocks.  When that runs out first, the rest stays in h->out: the bytes
- * of the call are taken all the same (held), and the rest goes first in
- * the next write, or in the read that awaits the response (httpwait.c's
- * push).  Returns 0, or -errno for the call.
+ * anything else, within own (the program's own SO_SNDTIMEO, or RS_NEVER).
+ * When that runs out first, or a signal comes, the rest stays in h->out:
+ * the bytes of the call are taken all the same (held), and the rest goes
+ * first in the next write, or in the read that awaits the response
+ * (httpwait.c's push).  Returns 0, or -errno for the call.
  */
 static int flush_head(struct rs_fd *e, struct rs_hconn *h, int fd,
-    int flags)
+    int64_t own)
 {
 	size_t len;
 	const char *kept = rs_http_kept(&h->m.t, &len);
@@ -544,7 +544,7 @@ static int flush_head(struct rs_fd *e, struct rs_hconn *h, int fd,
 	/* Passed through, the rest would have no one to send it. */
 	if (h->m.phase == RS_HR_PASS)
 		return send_all(e, h, fd, kept, len);
-	int r = flush_out(e, h, fd, write_own(e, fd, flags), true);
+	int r = flush_out(e, h, fd, own, true);
 
 	return r == -EAGAIN || r == -EINTR ? 0 : r;
 }
@@ -567,18 +567,17 @@ ssize_t rs_hconn_write(struct rs_hconn *h, struct rs_fd *e, int fd,
 		if (h->m.s->idempotency_key == RS_HTTP_KEY_INJECT)
 			syscall(SYS_getrandom, rnd, sizeof(rnd), 0);
 		held = rs_hr_hold(&h->m, p, n, rnd, &flush);
-		if (flush && (r = flush_head(e, h, fd, flags)) < 0)
-			return r;
 		/*
 		 * A call whose bytes are all in the head is told all of them
 		 * went, so they must be on the wire when it returns: the
 		 * program may shut its side down or close next (neither
-		 * interposed for this), and the rest would be lost.  Here
-		 * the head goes whole, bounded by write_timeout only, not by
-		 * the program's SO_SNDTIMEO (documented).
+		 * interposed for this), and the rest would be lost.  Its
+		 * head goes whole, bounded by write_timeout only, not by the
+		 * program's SO_SNDTIMEO (documented); only a signal leaves a
+		 * rest then.
 		 */
-		if (held == n && h->out_left > 0 &&
-		    (r = flush_out(e, h, fd, RS_NEVER, true)) < 0)
+		if (flush && (r = flush_head(e, h, fd, held == n ? RS_NEVER :
+		    write_own(e, fd, flags))) < 0)
 			return r;
 		if (held == n)
 			return (ssize_t)n;

@@ -522,21 +522,67 @@ static void test_own_sndtimeo_ends_flush(void **state)
  */
 static void test_own_sndtimeo_get_goes_whole(void **state)
 {
+	/* Room comes after 200 ms, past the program's 80. */
 	static const struct fk_step steps[] = {
-		SENT_PART(10), SEND_FULL, OWN_80MS_ENDS, SENT,
-		PEEK(R200), READ(R200), FK_STOP,
+		SENT_PART(10), SEND_FULL, FK_POLL_READY(-1, 200, FD, POLLOUT),
+		SENT, PEEK(R200), READ(R200), FK_STOP,
 	};
 	char buf[128] = { 0 };
 	size_t n;
 
 	(void)state;
-	struct rs_fd *e = own_sndtimeo_write(steps, GET, strlen(GET));
+	fk_script(steps);
+	fk_sock(FD)->sndtimeo.tv_usec = 80 * 1000;
+	struct rs_fd *e = fk_connected(FD, fk_policy(HPOLICY("3", "off",
+	    "inject", "5s")), false);
+
+	assert_int_equal(rs_hio_write(e, FD, GET, strlen(GET)),
+	    (ssize_t)strlen(GET));
+	assert_int_equal(fk_now(), 200);
 
 	assert_int_equal(rs_hio_read(e, FD, buf, sizeof(buf) - 1),
 	    sizeof(R200) - 1);
 	assert_string_equal(buf, R200);
 	fk_sent(&n);
 	assert_int_equal(n, strlen(GET));
+	fk_done();
+}
+
+/*
+ * A GET's head, all of the call's bytes, whose flush a signal interrupts
+ * (no SA_RESTART): the bytes are taken (held), so the call says they
+ * went (an EINTR would have the program send them again, into the held
+ * request), and the rest goes in the read that awaits the response; a
+ * second signal there ends that read with EINTR, the next goes on.
+ */
+static void test_signal_in_whole_head(void **state)
+{
+	static const struct fk_step steps[] = {
+		SENT_PART(10), SEND_FULL, FK_POLL_EINTR(0), SEND_FULL,
+		FK_POLL_EINTR(0), SENT,
+		{ .fn = FK_RECV, .fd = FD, .data = R200, .ret = -1,
+		  .flags = MSG_PEEK | MSG_DONTWAIT },
+		READ(R200), FK_STOP,
+	};
+	char buf[128] = { 0 };
+	size_t n;
+
+	(void)state;
+	fk_script(steps);
+	fk_handler(FK_PLAIN_HANDLER);
+	struct rs_fd *e = fk_connected(FD, fk_policy(HPOLICY("3", "off",
+	    "inject", "5s")), false);
+
+	assert_int_equal(rs_hio_write(e, FD, GET, strlen(GET)),
+	    (ssize_t)strlen(GET));
+	assert_int_equal(rs_hio_read(e, FD, buf, sizeof(buf) - 1), -EINTR);
+	assert_int_equal(rs_hio_read(e, FD, buf, sizeof(buf) - 1),
+	    sizeof(R200) - 1);
+	const char *sent = fk_sent(&n);
+
+	assert_int_equal(n, strlen(GET));
+	assert_memory_equal(sent, GET, n);
+	fk_handler(FK_NO_HANDLER);
 	fk_done();
 }
 
@@ -548,6 +594,7 @@ int main(void)
 	const struct CMUnitTest more[] = {
 		cmocka_unit_test(test_own_sndtimeo_ends_flush),
 		cmocka_unit_test(test_own_sndtimeo_get_goes_whole),
+		cmocka_unit_test(test_signal_in_whole_head),
 	};
 
 	return FK_RUN("http engine, blocking", tables, more);
