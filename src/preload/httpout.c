@@ -23,7 +23,6 @@
 #include "guard.h"
 #include "io_block.h"
 #include "io_timeout.h"
-#include "ktimeo.h"
 #include "log.h"
 #include "real.h"
 #include "sotimeo.h"
@@ -67,8 +66,10 @@ static int64_t own_until(struct rs_fd *e, int fd, bool nb)
 
 	if (nb)
 		return RS_NEVER;
-	ms = e ? (int64_t)rs_ktimeo_own_ms(e, fd, true) : rs_sotimeo_ms(fd,
-	    true);
+	/* A managed socket's value is the io engine's to keep. */
+	if (e)
+		return rs_io_own_timeout(e, fd, true, now);
+	ms = rs_sotimeo_ms(fd, true);
 	return ms > 0 ? rs_clock_after(now, ms) : RS_NEVER;
 }
 
