@@ -48,12 +48,6 @@ enum io_path {
 	PATH_TIMED_BLOCKING,	/* blocking, with a timeout or deadline */
 };
 
-/* Whether any activity timeout is set, so activity must be recorded. */
-static inline bool timed(const struct rs_settings *s)
-{
-	return s->read_timeout_ms != RS_OFF || s->write_timeout_ms != RS_OFF;
-}
-
 /*
  * Decides path a call in direction out with these flags runs, or fails it
  * at once: a pending timeout, or a connect still under way on a socket
@@ -86,11 +80,11 @@ static inline __attribute__((always_inline)) int choose_path(
 	 * and which reads the flag again before it waits.
 	 */
 	if ((flags & MSG_DONTWAIT) || (e->nonblocking && !e->shared))
-		return timed(s) ? PATH_REAL_RECORDING : PATH_REAL;
+		return rs_io_timed(e) ? PATH_REAL_RECORDING : PATH_REAL;
 	uint32_t t = out ? s->write_timeout_ms : s->read_timeout_ms;
 
 	if (t == RS_OFF && rs_io_process_deadline() == RS_NEVER)
-		return timed(s) ? PATH_REAL_RECORDING : PATH_REAL;
+		return rs_io_timed(e) ? PATH_REAL_RECORDING : PATH_REAL;
 	return PATH_TIMED_BLOCKING;
 }
 

@@ -125,7 +125,10 @@ static inline __attribute__((always_inline)) bool rs_io_steady_out(
 	return rs_io_steady_out_entry(e, flags) && rs_tdeadline_none();
 }
 
-/* Whether e has a read or write timeout (so that it is never plain). */
+/*
+ * Whether e has a read or write timeout (so that it is never plain, and
+ * its activity must be recorded).
+ */
 static inline bool rs_io_timed(const struct rs_fd *e)
 {
 	const struct rs_settings *s = e->settings;
