@@ -11,6 +11,7 @@
  * Thread-safe: nothing here takes a lock.
  */
 #include <errno.h>
+#include <limits.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -306,89 +307,18 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 }
 
 /*
- * WRAP(name, params, args) defines the exported name and its middle half:
- * the exported one is the fast half (the real call when plain()), then
+ * Every exported name is a fast half (the real call when plain()), then
  * name_engine(): the io engine directly for a socket that is its alone,
  * else name_slow().  The middle half is apart so that the exported name
  * needs no stack frame.  The entry comes after the arguments, so that they
  * stay in their registers (the compiler would otherwise move them about
- * on every path, the real call's too).  WRAP6, for the names of six
- * arguments, passes no entry: a seventh argument would go on the stack,
- * so that the exported name could not jump to its middle half but would
- * call it, with a stack frame on every path; the middle half looks the
- * entry up again instead (a few loads, on the managed path only).
+ * on every path, the real call's too).  The engine half of a name of six
+ * arguments (ENGINE6) takes no entry: a seventh argument would go on the
+ * stack, so that the exported name could not jump to its middle half but
+ * would call it, with a stack frame on every path; it looks the entry up
+ * again instead (a few loads, on the managed path only).
  */
-#define WRAP(name, params, args)                                        \
-	WRAP_ENGINE(name, params, args)                                 \
-	EXPORT HOT ssize_t name params                                  \
-	{                                                               \
-		struct rs_fd *e = rs_fd_get(fd);                        \
-									\
-		if (plain(e, fd))                                       \
-			return rs_realfast_##name args;                 \
-		return name##_engine(RS_UNPAREN args, e);               \
-	}
-#define WRAP6(name, params, args)                                       \
-	SLOW HOT ssize_t name##_engine params                           \
-	{                                                               \
-		struct rs_fd *e = rs_fd_get(fd);                        \
-									\
-		if (engine_only(e, fd))                                 \
-			return LIBC_RET(rs_io_##name(e, RS_UNPAREN args)); \
-		return name##_slow(e, RS_UNPAREN args);                 \
-	}                                                               \
-	EXPORT HOT ssize_t name params                                  \
-	{                                                               \
-		if (plain(rs_fd_get(fd), fd))                           \
-			return rs_realfast_##name args;                 \
-		return name##_engine args;                              \
-	}
-
-/*
- * WRAP_IN and WRAP_OUT do the same for the reads and writes that have a
- * steady state (io.h), for a socket that is the io engine's alone: a
- * steady blocking call (asked before plain(), which it never is) goes to
- * name_steady(), which asks the clock and makes the system call and the
- * stamp inline; one that cannot block and only records its activity
- * (asked after plain()) to name_recorded(); the rest goes on as above.
- * Both are apart too, as the compiler would set up their stack frame on
- * every path of the exported name.  A blocking read is recv with no
- * flags on a connected stream socket, a write send.
- */
-#define WRAP_IN(name, params, args, flags, as_plain)                    \
-	WRAP_STEADY(name, params, args, flags, as_plain, read, r > 0,   \
-	    !rs_ktimeo_steady_now(e), rs_ktimeo_steady_entry(e, flags), false)
-#define WRAP_OUT(name, params, args, flags, as_plain)                   \
-	WRAP_STEADY(name, params, args, flags, as_plain, write,         \
-	    r >= 0 && (size_t)r == n, false,                            \
-	    rs_io_steady_out_entry(e, flags), true)
-/*
- * The halves of both: dir is read or write (io.h's rs_io_<dir>_first and
- * _after), done says the first try ended the call, late that a read
- * starts too long after the last activity for the kernel to time it (it
- * goes the long way), entry the steady test of the entry.
- */
-#define WRAP_STEADY(name, params, args, flags, as_plain, dir, done, late, \
-    entry, out)                                                         \
-	WRAP_ENGINE(name, params, args)                                 \
-	WRAP_RECORDED(name, params, args)                               \
-	SLOW HOT ssize_t name##_steady(RS_UNPAREN params,              \
-	    struct rs_fd *e)                                            \
-	{                                                               \
-		uint32_t gen;                                           \
-									\
-		if (late)                                               \
-			return LIBC_RET(rs_io_##name(e, RS_UNPAREN args)); \
-		int save = *rs_errno();                                 \
-		ssize_t r = rs_io_##dir##_first(e, fd, buf, n, flags, &gen); \
-									\
-		if (__builtin_expect(done, 1))                          \
-			return r;                                       \
-		return libc_after(rs_io_##dir##_after(e, fd, buf, n, flags, \
-		    r < 0 ? -*rs_errno() : r, gen, as_plain), save);    \
-	}                                                               \
-	WRAP_EXPORT(name, params, args, entry, out)
-#define WRAP_ENGINE(name, params, args)                                 \
+#define ENGINE(name, params, args)                                      \
 	SLOW HOT ssize_t name##_engine(RS_UNPAREN params,              \
 	    struct rs_fd *e)                                            \
 	{                                                               \
@@ -396,47 +326,263 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 			return LIBC_RET(rs_io_##name(e, RS_UNPAREN args)); \
 		return name##_slow(e, RS_UNPAREN args);                 \
 	}
-/* The program's own call, which succeeds or fails as it would bare. */
-#define WRAP_RECORDED(name, params, args)                               \
-	SLOW HOT ssize_t name##_recorded(RS_UNPAREN params,            \
-	    struct rs_fd *e)                                            \
+#define ENGINE6(name, params, args)                                     \
+	SLOW HOT ssize_t name##_engine params                           \
 	{                                                               \
-		return rs_io_touched(e, rs_realfast_##name args);       \
+		struct rs_fd *e = rs_fd_get(fd);                        \
+									\
+		if (engine_only(e, fd))                                 \
+			return LIBC_RET(rs_io_##name(e, RS_UNPAREN args)); \
+		return name##_slow(e, RS_UNPAREN args);                 \
 	}
-#define WRAP_EXPORT(name, params, args, steady, out)                    \
+
+/*
+ * For a socket that is the io engine's alone, the reads and writes have a
+ * steady state (io.h): a steady blocking call (asked before plain(),
+ * which it never is) goes to name_steady(), which makes the system call
+ * and the stamp inline; one that cannot block and only records its
+ * activity (asked after plain()) to name_recorded(), the program's own
+ * call and the stamp; the rest goes on as above.  Both are apart too, as
+ * the compiler would set up their stack frame on every path of the
+ * exported name.  The halves take hparams, the arguments that matter on
+ * that path: recvfrom and sendto take them only with no address (a
+ * connected stream socket), as recv and send, in registers.
+ *
+ * EXPORT_STEADY(name, params, args, hargs, steady, rec, engine): steady
+ * and rec are the tests of the entry e for the two halves, engine the
+ * call of the middle half.
+ */
+#define EXPORT_STEADY(name, params, args, hargs, steady, rec, engine)   \
 	EXPORT HOT ssize_t name params                                  \
 	{                                                               \
 		struct rs_fd *e = rs_fd_get(fd);                        \
 									\
 		if (e && (steady) && steady_only(e))                    \
-			return name##_steady(RS_UNPAREN args, e);       \
+			return name##_steady(RS_UNPAREN hargs, e);      \
 		if (plain(e, fd))                                       \
 			return rs_realfast_##name args;                 \
-		if (e && rs_io_recording_entry(e, out, FLAGS_##name) && \
-		    steady_only(e))                                     \
-			return name##_recorded(RS_UNPAREN args, e);     \
-		return name##_engine(RS_UNPAREN args, e);               \
+		if (e && (rec) && steady_only(e))                       \
+			return name##_recorded(RS_UNPAREN hargs, e);    \
+		return engine;                                          \
 	}
-#define FLAGS_read 0
-#define FLAGS_recv flags
-#define FLAGS_write 0
-#define FLAGS_send flags
+/*
+ * The same for a name of six arguments, whose last two are an address
+ * (sa): with none, name_noaddr(hparams) is the exported name of four
+ * arguments, whose plain call is name noaddr (with no address and no
+ * length); with one, name_addr() is the fast half and name_engine()
+ * (ENGINE6) the middle one, apart, so that neither path's registers
+ * crowd the other's (the compiler would save one on every call).
+ */
+#define EXPORT6(name, params, args, hparams, hargs, noaddr, steady, rec) \
+	static inline __attribute__((always_inline)) ssize_t            \
+	    name##_noaddr hparams                                       \
+	{                                                               \
+		struct rs_fd *e = rs_fd_get(fd);                        \
+									\
+		if (e && (steady) && steady_only(e))                    \
+			return name##_steady(RS_UNPAREN hargs, e);      \
+		if (plain(e, fd))                                       \
+			return rs_realfast_##name noaddr;               \
+		if (e && (rec) && steady_only(e))                       \
+			return name##_recorded(RS_UNPAREN hargs, e);    \
+		return name##_engine noaddr;                            \
+	}                                                               \
+	SLOW HOT ssize_t name##_addr params                             \
+	{                                                               \
+		if (plain(rs_fd_get(fd), fd))                           \
+			return rs_realfast_##name args;                 \
+		return name##_engine args;                              \
+	}                                                               \
+	EXPORT HOT ssize_t name params                                  \
+	{                                                               \
+		if (__builtin_expect(sa == NULL, 1))                    \
+			return name##_noaddr hargs;                     \
+		return name##_addr args;                                \
+	}
+/* The program's own call, which succeeds or fails as it would bare. */
+#define RECORDED(name, hparams, call)                                   \
+	SLOW HOT ssize_t name##_recorded(RS_UNPAREN hparams,           \
+	    struct rs_fd *e)                                            \
+	{                                                               \
+		return rs_io_touched(e, call);                          \
+	}
+
+/*
+ * The steady half of the one-buffer names: dir is read or write (io.h's
+ * rs_io_<dir>_first and _after), done says the first try ended the call,
+ * late that a read starts too long after the last activity for the
+ * kernel to time it (it goes the long way, slow).  A blocking read is
+ * recv with no flags on a connected stream socket, a write send.
+ */
+#define STEADY1(name, hparams, flags, as_plain, dir, done, late, slow)  \
+	SLOW HOT ssize_t name##_steady(RS_UNPAREN hparams,             \
+	    struct rs_fd *e)                                            \
+	{                                                               \
+		uint32_t gen;                                           \
+									\
+		if (late)                                               \
+			return LIBC_RET(slow);                          \
+		int save = *rs_errno();                                 \
+		ssize_t r = rs_io_##dir##_first(e, fd, buf, n, flags, &gen); \
+									\
+		if (__builtin_expect(done, 1))                          \
+			return r;                                       \
+		return libc_after(rs_io_##dir##_after(e, fd, buf, n, flags, \
+		    r < 0 ? -*rs_errno() : r, gen, as_plain), save);    \
+	}
+#define IN1(name, hparams, flags, as_plain, slow)                       \
+	STEADY1(name, hparams, flags, as_plain, read, r > 0,            \
+	    !rs_ktimeo_steady_now(e), slow)
+#define OUT1(name, hparams, flags, as_plain, slow)                      \
+	STEADY1(name, hparams, flags, as_plain, write,                  \
+	    r >= 0 && (size_t)r == n, false, slow)
+
+/*
+ * The steady half of readv and recvmsg: first is the program's own call,
+ * blocking under our kernel timer (ktimeo.h), into iov[0..cnt) (msg: the
+ * header the slow path completes); slow the long way of a late call.
+ */
+#define STEADY_VIN(name, hparams, first, iov, cnt, flags, msg, slow)    \
+	SLOW HOT ssize_t name##_steady(RS_UNPAREN hparams,             \
+	    struct rs_fd *e)                                            \
+	{                                                               \
+		if (!rs_ktimeo_steady_now(e))                           \
+			return LIBC_RET(slow);                          \
+		int save = *rs_errno();                                 \
+		uint32_t gen = rs_fd_gen(e);                            \
+		ssize_t r = first;                                      \
+									\
+		if (__builtin_expect(r > 0, 1)) {                       \
+			rs_fd_touch(e, rs_clock_now_ms());              \
+			return r;                                       \
+		}                                                       \
+		return libc_after(rs_io_readmsg_after(e, fd, iov, cnt,  \
+		    flags, msg, r < 0 ? -*rs_errno() : 0, gen), save);  \
+	}
+/*
+ * The steady half of writev and sendmsg: the header hdr sent with
+ * MSG_DONTWAIT, which completes the call when the send buffer has room
+ * (rs_io_write_first() says why), else the slow path sends the rest.
+ */
+#define STEADY_VOUT(name, hparams, hdr, flags, msg, as_plain)           \
+	SLOW HOT ssize_t name##_steady(RS_UNPAREN hparams,             \
+	    struct rs_fd *e)                                            \
+	{                                                               \
+		int save = *rs_errno();                                 \
+		uint32_t gen = rs_fd_gen(e);                            \
+		const struct msghdr *h = hdr;                           \
+		ssize_t r = rs_realfast_sendmsg(fd, h, flags | MSG_DONTWAIT); \
+									\
+		if (__builtin_expect(r >= 0 && (size_t)r ==             \
+			rs_io_iov_total(h->msg_iov, (int)h->msg_iovlen), 1)) \
+			return rs_io_touched(e, r);                     \
+		return libc_after(rs_io_writemsg_after(e, fd, h->msg_iov, \
+		    (int)h->msg_iovlen, flags, msg,                     \
+		    r < 0 ? -*rs_errno() : r, gen, as_plain), save);    \
+	}
+
 #define RS_UNPAREN(...) __VA_ARGS__
+/* The steady tests of a read or write with flags. */
+#define IN_ENTRY(flags) rs_ktimeo_steady_entry(e, flags)
+#define OUT_ENTRY(flags) rs_io_steady_out_entry(e, flags)
+#define REC(out, flags) rs_io_recording_entry(e, out, flags)
 
 /* ---- the exported names ---- */
 
-WRAP_IN(read, (int fd, void *buf, size_t n), (fd, buf, n), 0, true)
-WRAP(readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt))
-WRAP_IN(recv, (int fd, void *buf, size_t n, int flags), (fd, buf, n, flags),
-    flags, false)
-WRAP6(recvfrom, (int fd, void *buf, size_t n, int flags,
-    struct sockaddr *sa, socklen_t *len), (fd, buf, n, flags, sa, len))
-WRAP(recvmsg, (int fd, struct msghdr *msg, int flags), (fd, msg, flags))
-WRAP_OUT(write, (int fd, const void *buf, size_t n), (fd, buf, n), 0, true)
-WRAP(writev, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt))
-WRAP_OUT(send, (int fd, const void *buf, size_t n, int flags),
-    (fd, buf, n, flags), flags, false)
-WRAP6(sendto, (int fd, const void *buf, size_t n, int flags,
-    const struct sockaddr *sa, socklen_t len), (fd, buf, n, flags, sa, len))
-WRAP(sendmsg, (int fd, const struct msghdr *msg, int flags),
-    (fd, msg, flags))
+#define P_READ (int fd, void *buf, size_t n)
+ENGINE(read, P_READ, (fd, buf, n))
+RECORDED(read, P_READ, rs_realfast_read(fd, buf, n))
+IN1(read, P_READ, 0, true, rs_io_read(e, fd, buf, n))
+EXPORT_STEADY(read, P_READ, (fd, buf, n), (fd, buf, n), IN_ENTRY(0),
+    REC(false, 0), read_engine(fd, buf, n, e))
+
+#define P_RECV (int fd, void *buf, size_t n, int flags)
+ENGINE(recv, P_RECV, (fd, buf, n, flags))
+RECORDED(recv, P_RECV, rs_realfast_recv(fd, buf, n, flags))
+IN1(recv, P_RECV, flags, false, rs_io_recv(e, fd, buf, n, flags))
+EXPORT_STEADY(recv, P_RECV, (fd, buf, n, flags), (fd, buf, n, flags),
+    IN_ENTRY(flags), REC(false, flags), recv_engine(fd, buf, n, flags, e))
+
+/*
+ * recvfrom with no address is recv: its halves take recv's arguments, and
+ * the exported name is recvfrom_noaddr() then, in which the kernel
+ * ignores the length (so that the address registers are free, and the
+ * plain path needs no stack frame); with one it is recvfrom_addr().
+ */
+#define P_RECVFROM (int fd, void *buf, size_t n, int flags, \
+    struct sockaddr *sa, socklen_t *len)
+#define A_RECVFROM (fd, buf, n, flags, sa, len)
+ENGINE6(recvfrom, P_RECVFROM, A_RECVFROM)
+RECORDED(recvfrom, P_RECV, rs_realfast_recvfrom(fd, buf, n, flags, NULL,
+    NULL))
+IN1(recvfrom, P_RECV, flags, false, rs_io_recvfrom(e, fd, buf, n, flags,
+    NULL, NULL))
+EXPORT6(recvfrom, P_RECVFROM, A_RECVFROM, P_RECV, (fd, buf, n, flags),
+    (fd, buf, n, flags, NULL, NULL), IN_ENTRY(flags), REC(false, flags))
+
+#define P_VEC (int fd, const struct iovec *iov, int cnt)
+ENGINE(readv, P_VEC, (fd, iov, cnt))
+RECORDED(readv, P_VEC, rs_realfast_readv(fd, iov, cnt))
+STEADY_VIN(readv, P_VEC, rs_realfast_readv(fd, iov, cnt), iov, cnt, 0, NULL,
+    rs_io_readv(e, fd, iov, cnt))
+EXPORT_STEADY(readv, P_VEC, (fd, iov, cnt), (fd, iov, cnt), IN_ENTRY(0),
+    REC(false, 0), readv_engine(fd, iov, cnt, e))
+
+/*
+ * A recvmsg with room for control data (SCM_RIGHTS) or from the error
+ * queue takes the long way.
+ */
+#define P_RECVMSG (int fd, struct msghdr *msg, int flags)
+ENGINE(recvmsg, P_RECVMSG, (fd, msg, flags))
+RECORDED(recvmsg, P_RECVMSG, rs_realfast_recvmsg(fd, msg, flags))
+STEADY_VIN(recvmsg, P_RECVMSG, rs_realfast_recvmsg(fd, msg, flags),
+    msg->msg_iov, (int)msg->msg_iovlen, flags, msg,
+    rs_io_recvmsg(e, fd, msg, flags))
+EXPORT_STEADY(recvmsg, P_RECVMSG, (fd, msg, flags), (fd, msg, flags),
+    IN_ENTRY(flags) && msg != NULL && msg->msg_controllen == 0 &&
+    !(flags & MSG_ERRQUEUE), REC(false, flags),
+    recvmsg_engine(fd, msg, flags, e))
+
+#define P_WRITE (int fd, const void *buf, size_t n)
+ENGINE(write, P_WRITE, (fd, buf, n))
+RECORDED(write, P_WRITE, rs_realfast_write(fd, buf, n))
+OUT1(write, P_WRITE, 0, true, 0)
+EXPORT_STEADY(write, P_WRITE, (fd, buf, n), (fd, buf, n), OUT_ENTRY(0),
+    REC(true, 0), write_engine(fd, buf, n, e))
+
+#define P_SEND (int fd, const void *buf, size_t n, int flags)
+ENGINE(send, P_SEND, (fd, buf, n, flags))
+RECORDED(send, P_SEND, rs_realfast_send(fd, buf, n, flags))
+OUT1(send, P_SEND, flags, false, 0)
+EXPORT_STEADY(send, P_SEND, (fd, buf, n, flags), (fd, buf, n, flags),
+    OUT_ENTRY(flags), REC(true, flags), send_engine(fd, buf, n, flags, e))
+
+/* sendto with no address is send, as recvfrom's is recv. */
+#define P_SENDTO (int fd, const void *buf, size_t n, int flags, \
+    const struct sockaddr *sa, socklen_t len)
+#define A_SENDTO (fd, buf, n, flags, sa, len)
+ENGINE6(sendto, P_SENDTO, A_SENDTO)
+RECORDED(sendto, P_SEND, rs_realfast_sendto(fd, buf, n, flags, NULL, 0))
+OUT1(sendto, P_SEND, flags, false, 0)
+EXPORT6(sendto, P_SENDTO, A_SENDTO, P_SEND, (fd, buf, n, flags),
+    (fd, buf, n, flags, NULL, 0), OUT_ENTRY(flags), REC(true, flags))
+
+/*
+ * A writev of no buffers or more than the kernel takes takes the long
+ * way, which answers as writev does.
+ */
+ENGINE(writev, P_VEC, (fd, iov, cnt))
+RECORDED(writev, P_VEC, rs_realfast_writev(fd, iov, cnt))
+STEADY_VOUT(writev, P_VEC, (&(struct msghdr){ .msg_iov = (struct iovec *)iov,
+    .msg_iovlen = (size_t)cnt }), 0, NULL, true)
+EXPORT_STEADY(writev, P_VEC, (fd, iov, cnt), (fd, iov, cnt),
+    OUT_ENTRY(0) && (unsigned)cnt - 1 < IOV_MAX, REC(true, 0),
+    writev_engine(fd, iov, cnt, e))
+
+#define P_SENDMSG (int fd, const struct msghdr *msg, int flags)
+ENGINE(sendmsg, P_SENDMSG, (fd, msg, flags))
+RECORDED(sendmsg, P_SENDMSG, rs_realfast_sendmsg(fd, msg, flags))
+STEADY_VOUT(sendmsg, P_SENDMSG, msg, flags, msg, false)
+EXPORT_STEADY(sendmsg, P_SENDMSG, (fd, msg, flags), (fd, msg, flags),
+    OUT_ENTRY(flags) && msg != NULL, REC(true, flags),
+    sendmsg_engine(fd, msg, flags, e))

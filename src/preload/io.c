@@ -201,6 +201,31 @@ HOT ssize_t rs_io_read(struct rs_fd *e, int fd, void *buf, size_t n)
 	return read_after(e, fd, buf, n, 0, &ft, r, true);
 }
 
+/*
+ * What follows the first try of a blocking readv (msg NULL) or recvmsg
+ * into iov[0..cnt) that returned r: as read_after(), the name, flags and
+ * control lengths of msg set by the slow path as the kernel sets them.
+ */
+static ssize_t readmsg_after(struct rs_fd *e, int fd, const struct iovec *iov,
+    int cnt, int flags, struct msghdr *msg, const struct first_try *ft,
+    ssize_t r)
+{
+	if (kernel_timed_final(e, false, ft, &r))
+		return r;
+	if (first_try_settles(r, flags & MSG_WAITALL ?
+		rs_io_iov_total(iov, cnt) : 0, flags))
+		return rs_io_touched(e, r);
+	return rs_io_read_rest(e, fd, iov, cnt, flags, msg, r, ft->gen);
+}
+
+ssize_t rs_io_readmsg_after(struct rs_fd *e, int fd, const struct iovec *iov,
+    int cnt, int flags, struct msghdr *msg, ssize_t r, uint32_t gen)
+{
+	const struct first_try ft = { true, gen };
+
+	return readmsg_after(e, fd, iov, cnt, flags, msg, &ft, r);
+}
+
 HOT ssize_t rs_io_readv(struct rs_fd *e, int fd, const struct iovec *iov,
     int cnt)
 {
@@ -216,14 +241,9 @@ HOT ssize_t rs_io_readv(struct rs_fd *e, int fd, const struct iovec *iov,
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_recvmsg(fd, &m,
 	    first_flags(e, fd, false, 0, &ft)));
 
-	if (kernel_timed_final(e, false, &ft, &r))
-		return r;
-
 	if (no_longer_socket(fd, r))
 		return RS_NEG_ERRNO(rs_realfast_readv(fd, iov, cnt));
-	if (first_try_settles(r, 0, 0))
-		return rs_io_touched(e, r);
-	return rs_io_read_rest(e, fd, iov, cnt, 0, NULL, r, ft.gen);
+	return readmsg_after(e, fd, iov, cnt, 0, NULL, &ft, r);
 }
 
 HOT ssize_t rs_io_recv(struct rs_fd *e, int fd, void *buf, size_t n,
@@ -285,14 +305,8 @@ HOT ssize_t rs_io_recvmsg(struct rs_fd *e, int fd, struct msghdr *msg,
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_recvmsg(fd, msg,
 	    first_flags(e, fd, false, flags, &ft)));
 
-	if (kernel_timed_final(e, false, &ft, &r))
-		return r;
-
-	if (first_try_settles(r, flags & MSG_WAITALL ?
-		rs_io_iov_total(msg->msg_iov, (int)msg->msg_iovlen) : 0, flags))
-		return rs_io_touched(e, r);
-	return rs_io_read_rest(e, fd, msg->msg_iov, (int)msg->msg_iovlen,
-	    flags, msg, r, ft.gen);
+	return readmsg_after(e, fd, msg->msg_iov, (int)msg->msg_iovlen, flags,
+	    msg, &ft, r);
 }
 
 int rs_io_recvmmsg(struct rs_fd *e, int fd, struct mmsghdr *v, unsigned n,
@@ -362,6 +376,26 @@ HOT ssize_t rs_io_write(struct rs_fd *e, int fd, const void *buf, size_t n)
 	return write_after(e, fd, buf, n, 0, &ft, r, true);
 }
 
+/*
+ * What follows the first, non-blocking try of a blocking writev (msg
+ * NULL, as_plain true: a descriptor no longer a socket is written
+ * plainly) or sendmsg of iov[0..cnt) that returned r.
+ */
+ssize_t rs_io_writemsg_after(struct rs_fd *e, int fd, const struct iovec *iov,
+    int cnt, int flags, const struct msghdr *msg, ssize_t r, uint32_t gen,
+    bool as_plain)
+{
+	if (as_plain && no_longer_socket(fd, r))
+		return RS_NEG_ERRNO(rs_realfast_writev(fd, iov, cnt));
+	if (r < 0 && r != -EAGAIN)
+		return r;
+	/* The header is only read on a send; the copy keeps it const. */
+	struct msghdr m = msg ? *msg : (struct msghdr){ 0 };
+
+	return rs_io_write_rest(e, fd, iov, cnt, flags, msg ? &m : NULL, r,
+	    gen);
+}
+
 HOT ssize_t rs_io_writev(struct rs_fd *e, int fd, const struct iovec *iov,
     int cnt)
 {
@@ -379,12 +413,7 @@ HOT ssize_t rs_io_writev(struct rs_fd *e, int fd, const struct iovec *iov,
 
 	if (kernel_timed_final(e, true, &ft, &r))
 		return r;
-
-	if (no_longer_socket(fd, r))
-		return RS_NEG_ERRNO(rs_realfast_writev(fd, iov, cnt));
-	if (r < 0 && r != -EAGAIN)
-		return r;
-	return rs_io_write_rest(e, fd, iov, cnt, 0, NULL, r, ft.gen);
+	return rs_io_writemsg_after(e, fd, iov, cnt, 0, NULL, r, ft.gen, true);
 }
 
 HOT ssize_t rs_io_send(struct rs_fd *e, int fd, const void *buf, size_t n,
@@ -446,14 +475,8 @@ HOT ssize_t rs_io_sendmsg(struct rs_fd *e, int fd, const struct msghdr *msg,
 
 	if (kernel_timed_final(e, true, &ft, &r))
 		return r;
-
-	if (r < 0 && r != -EAGAIN)
-		return r;
-	/* The header is only read on a send; the copy keeps it const. */
-	struct msghdr m = *msg;
-
-	return rs_io_write_rest(e, fd, msg->msg_iov, (int)msg->msg_iovlen,
-	    flags, &m, r, ft.gen);
+	return rs_io_writemsg_after(e, fd, msg->msg_iov, (int)msg->msg_iovlen,
+	    flags, msg, r, ft.gen, false);
 }
 
 int rs_io_sendmmsg(struct rs_fd *e, int fd, struct mmsghdr *v, unsigned n,

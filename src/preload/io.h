@@ -70,6 +70,19 @@ ssize_t rs_io_write_after(struct rs_fd *e, int fd, const void *buf,
     size_t n, int flags, ssize_t r, uint32_t gen, bool as_plain);
 
 /*
+ * The same for the calls that move an array of buffers: iov[0..cnt) of a
+ * readv (as_plain true: msg NULL) or recvmsg (msg the program's header,
+ * whose name, flags and control lengths the slow path sets as the kernel
+ * does), and of a writev or sendmsg, whose first try was sendmsg with
+ * MSG_DONTWAIT.  flags are the program's.  Returns as rs_io_readv does.
+ */
+ssize_t rs_io_readmsg_after(struct rs_fd *e, int fd, const struct iovec *iov,
+    int cnt, int flags, struct msghdr *msg, ssize_t r, uint32_t gen);
+ssize_t rs_io_writemsg_after(struct rs_fd *e, int fd, const struct iovec *iov,
+    int cnt, int flags, const struct msghdr *msg, ssize_t r, uint32_t gen,
+    bool as_plain);
+
+/*
  * The system call of a blocking read or recv of n bytes with flags, for
  * which rs_ktimeo_steady(e, flags) held: blocking, under our kernel
  * timer, and the stamp of the bytes it got (the fine clock, never earlier
