@@ -24,6 +24,7 @@
  *   block  nonblock    clear/set O_NONBLOCK
  *   sendmany:BYTES     blocking writes of 64 KiB until BYTES are written;
  *                      VALUE is the total (a short write ends the step)
+ *   recvn:N            recv of N bytes (N <= 65536)
  *   waitall:N          recv(MSG_WAITALL) of N bytes (N <= 65536)
  *   peek:N  peekall:N  recv(MSG_PEEK), recv(MSG_PEEK|MSG_WAITALL) of N
  *   rawclose           close the socket with a raw system call, behind
@@ -33,6 +34,19 @@
  *                      does not see
  *   dupnonblock        dup the socket, set O_NONBLOCK through the copy
  *                      (shared by both), close the copy
+ *   via:NAME           the steps read, readall, waitall, peek and peekall
+ *                      receive with NAME from then on (recv, recvfrom,
+ *                      recvfromsa: with an address, readv, recvmsg: with
+ *                      a name buffer, recvmsgctl: and room for control
+ *                      data; read and readv take no flags, so recv stands
+ *                      in for them then), and send:, sendmany: write with
+ *                      it (write, send, sendto, writev, sendmsg).  Every
+ *                      call that succeeds must leave errno alone, and
+ *                      what it returns beside the count must be as bare
+ *                      (no name, no control data, no flags), else EPROTO.
+ *                      readv and writev split the buffer in two elements
+ *   later:MS:TEXT      a child sends TEXT on the socket after MS ms, with
+ *                      a raw system call (an echo peer sends it back)
  *   pipe:MS            make a pipe, which must reuse the socket's number;
  *                      a child writes 5 bytes into it after MS ms; then a
  *                      blocking read on that number; VALUE is the count
@@ -53,6 +67,7 @@
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -62,6 +77,9 @@ static int fd = -1;
 static struct sockaddr_storage dst;
 static socklen_t dstlen;
 static int family;
+
+/* The names the reads and writes go through (via:NAME). */
+static const char *rvia = "read", *wvia = "write";
 
 static long long now_ms(void)
 {
@@ -157,6 +175,83 @@ static int wait_for(const char *how, int ms, short ev)
 
 static long step_more(const char *s, int ms, char *buf);
 
+/*
+ * What a call that returned r must have left for via:NAME's promise:
+ * errno as it was (EDOM) on success, and bare's answer beside the count
+ * (bad: it was not).
+ */
+static long checked(long r, bool bad)
+{
+	if (r >= 0 && (bad || errno != EDOM)) {
+		errno = EPROTO;
+		return -1;
+	}
+	return r;
+}
+
+/* The two elements of a readv/writev of n bytes at b. */
+static void split(struct iovec *v, char *b, size_t n)
+{
+	size_t h = n < 7 ? n : 7;
+
+	v[0] = (struct iovec){ b, h };
+	v[1] = (struct iovec){ b + h, n - h };
+}
+
+/* One receive of up to n bytes with flags, through rvia. */
+static long via_read(char *buf, size_t n, int flags)
+{
+	struct sockaddr_storage sa;
+	socklen_t len = sizeof(sa);
+	char ctl[64];
+	struct iovec v[2];
+	struct msghdr m = { .msg_name = &sa, .msg_namelen = len,
+		.msg_iov = v, .msg_iovlen = 2 };
+	long r;
+
+	split(v, buf, n);
+	errno = EDOM;
+	if (!strcmp(rvia, "read") && !flags)
+		return checked(read(fd, buf, n), false);
+	if (!strcmp(rvia, "readv") && !flags)
+		return checked(readv(fd, v, 2), false);
+	if (!strcmp(rvia, "recvfrom"))
+		return checked(recvfrom(fd, buf, n, flags, NULL, NULL), false);
+	if (!strcmp(rvia, "recvfromsa")) {
+		r = recvfrom(fd, buf, n, flags, (void *)&sa, &len);
+		return checked(r, len != 0);
+	}
+	if (!strncmp(rvia, "recvmsg", 7)) {
+		if (rvia[7]) {
+			m.msg_control = ctl;
+			m.msg_controllen = sizeof(ctl);
+		}
+		r = recvmsg(fd, &m, flags);
+		return checked(r, m.msg_namelen || m.msg_controllen ||
+		    m.msg_flags);
+	}
+	return checked(recv(fd, buf, n, flags), false);
+}
+
+/* One write of n bytes at b, through wvia. */
+static long via_write(const char *b, size_t n)
+{
+	struct iovec v[2];
+	struct msghdr m = { .msg_iov = v, .msg_iovlen = 2 };
+
+	split(v, (char *)b, n);
+	errno = EDOM;
+	if (!strcmp(wvia, "send"))
+		return checked(send(fd, b, n, 0), false);
+	if (!strcmp(wvia, "sendto"))
+		return checked(sendto(fd, b, n, 0, NULL, 0), false);
+	if (!strcmp(wvia, "writev"))
+		return checked(writev(fd, v, 2), false);
+	if (!strcmp(wvia, "sendmsg"))
+		return checked(sendmsg(fd, &m, 0), false);
+	return checked(write(fd, b, n), false);
+}
+
 static long step(const char *s)
 {
 	const char *arg = strchr(s, ':');
@@ -193,7 +288,7 @@ static long step(const char *s)
 		return err ? -1 : 0;
 	}
 	if (!strncmp(s, "send:", 5))
-		return write(fd, s + 5, strlen(s + 5));
+		return via_write(s + 5, strlen(s + 5));
 	if (!strcmp(s, "http")) {
 		const char *req = "GET / HTTP/1.0\r\nHost: peer\r\n\r\n";
 
@@ -202,11 +297,11 @@ static long step(const char *s)
 	if (!strcmp(s, "recv"))
 		return recv(fd, buf, sizeof(buf), 0);
 	if (!strcmp(s, "read"))
-		return read(fd, buf, sizeof(buf));
+		return via_read(buf, sizeof(buf), 0);
 	if (!strcmp(s, "readall")) {
 		long total = 0, r;
 
-		while ((r = read(fd, buf, sizeof(buf))) > 0)
+		while ((r = via_read(buf, sizeof(buf), 0)) > 0)
 			total += r;
 		return r < 0 ? -1 : total;
 	}
@@ -231,7 +326,7 @@ static long send_many(long total, char *buf)
 	memset(buf, 'y', 65536);
 	while (done < total) {
 		size_t n = total - done > 65536 ? 65536 : (size_t)(total - done);
-		ssize_t w = write(fd, buf, n);
+		ssize_t w = via_write(buf, n);
 
 		if (w < 0)
 			return done ? done : -1;
@@ -268,6 +363,21 @@ static long pipe_reuse(int ms, char *buf)
 	return r;
 }
 
+/* A child that sends text (":TEXT") on the socket after ms. */
+static long later(int ms, const char *text)
+{
+	if (!text)
+		return -1;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		usleep((useconds_t)ms * 1000);
+		_exit(syscall(SYS_sendto, fd, text + 1, strlen(text + 1), 0,
+		    NULL, 0) < 0);
+	}
+	return pid < 0 ? -1 : 0;
+}
+
 /* A new socket on the same number, made behind the library's back. */
 static long raw_reconnect(void)
 {
@@ -292,12 +402,23 @@ static long step_more(const char *s, int ms, char *buf)
 	}
 	if (!strncmp(s, "sendmany:", 9))
 		return send_many(atol(s + 9), buf);
+	if (!strncmp(s, "recvn:", 6))
+		return recv(fd, buf, n, 0);
 	if (!strncmp(s, "waitall:", 8))
-		return recv(fd, buf, n, MSG_WAITALL);
+		return via_read(buf, n, MSG_WAITALL);
 	if (!strncmp(s, "peek:", 5))
-		return recv(fd, buf, n, MSG_PEEK);
+		return via_read(buf, n, MSG_PEEK);
 	if (!strncmp(s, "peekall:", 8))
-		return recv(fd, buf, n, MSG_PEEK | MSG_WAITALL);
+		return via_read(buf, n, MSG_PEEK | MSG_WAITALL);
+	if (!strncmp(s, "later:", 6))
+		return later(ms, strchr(s + 6, ':'));
+	if (!strncmp(s, "via:", 4)) {
+		if (!strncmp(s + 4, "re", 2))
+			rvia = s + 4;
+		else
+			wvia = s + 4;
+		return 0;
+	}
 	if (!strcmp(s, "rawreconnect"))
 		return raw_reconnect();
 	if (!strcmp(s, "dupnonblock")) {

@@ -14,112 +14,7 @@
 
 #include <cmocka.h>
 
-#include "integration/peer.h"
-
-#define POLICY_800 \
-	"version: 1\n" \
-	"defaults:\n" \
-	"  read_timeout: 800ms\n" \
-	"  write_timeout: 800ms\n"
-
-#define POLICY_1S \
-	"version: 1\n" \
-	"defaults:\n" \
-	"  read_timeout: 1s\n"
-
-static long long slack(void)
-{
-	long long s = t_slack_ms();
-
-	return s < 300 ? 300 : s;
-}
-
-/* The parsed line of one step: "STEP RESULT VALUE ELAPSED". */
-struct t_step {
-	char result[32];
-	long value;
-	long long ms;
-};
-
-/* Finds the first line of step name in r's output; fails the test if none. */
-static struct t_step find_step(const struct t_run *r, const char *name)
-{
-	struct t_step s = { "", 0, 0 };
-	size_t len = strlen(name);
-
-	for (const char *p = r->out; p && *p; p = strchr(p, '\n')) {
-		if (*p == '\n')
-			p++;
-		if (strncmp(p, name, len) == 0 && p[len] == ' ' &&
-		    sscanf(p + len, " %31s %ld %lld", s.result, &s.value,
-			&s.ms) == 3)
-			return s;
-	}
-	t_show(r);
-	fail_msg("no line for step %s", name);
-	return s;
-}
-
-/* Epoch milliseconds, for RESOLUTE_DEADLINE. */
-static long long epoch_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/*
- * Runs rsclient against peer mode (with extra peer arguments) under the
- * yaml policy, with the client steps in ap, NULL-terminated; with
- * RESOLUTE_DEADLINE deadline_in_ms from just before the client starts
- * when deadline_in_ms > 0 (after the peer has started, so that the whole
- * run can be timed against it).
- */
-static void run_client_v(struct t_run *r, const char *yaml,
-    long long deadline_in_ms, const char *mode, const char *parg1,
-    const char *parg2, va_list ap)
-{
-	struct t_peer p;
-	char port[16], *argv[24], env0[64];
-	const char *env[] = { env0, NULL };
-	int n = 0;
-
-	/* The peer's lifetime bounds a client the library fails to stop. */
-	if (parg1)
-		assert_int_equal(t_peer_start(&p, mode, "-l", "15000", parg1,
-		    parg2, NULL), 0);
-	else
-		assert_int_equal(t_peer_start(&p, mode, "-l", "15000", NULL),
-		    0);
-	snprintf(port, sizeof(port), "%d", p.port);
-	argv[n++] = (char *)t_client();
-	argv[n++] = "127.0.0.1";
-	argv[n++] = port;
-	for (char *a; n < 23 && (a = va_arg(ap, char *));)
-		argv[n++] = a;
-	argv[n] = NULL;
-	char *policy = t_policy(yaml);
-
-	snprintf(env0, sizeof(env0), "RESOLUTE_DEADLINE=%lld",
-	    epoch_ms() + deadline_in_ms);
-	assert_int_equal(t_run(r, policy, deadline_in_ms > 0 ? env : NULL,
-	    argv), 0);
-	unlink(policy);
-	free(policy);
-	t_peer_stop(&p);
-}
-
-/* run_client_v() with no environment, the steps as arguments. */
-static void run_client(struct t_run *r, const char *yaml, const char *mode,
-    const char *parg1, const char *parg2, ...)
-{
-	va_list ap;
-
-	va_start(ap, parg2);
-	run_client_v(r, yaml, 0, mode, parg1, parg2, ap);
-	va_end(ap);
-}
+#include "integration/io_steps.h"
 
 /* run_client_v() under a process deadline deadline_in_ms away. */
 static void run_client_deadline(struct t_run *r, const char *yaml,
@@ -130,20 +25,6 @@ static void run_client_deadline(struct t_run *r, const char *yaml,
 	va_start(ap, mode);
 	run_client_v(r, yaml, deadline_in_ms, mode, NULL, NULL, ap);
 	va_end(ap);
-}
-
-/* Asserts a step failed with err after [lo, lo + slack) ms of the run. */
-static void assert_failed_in(const struct t_run *r, const char *name,
-    const char *err, long long after_ms, long long lo)
-{
-	struct t_step s = find_step(r, name);
-
-	if (strcmp(s.result, err) != 0 || s.ms - after_ms < lo ||
-	    s.ms - after_ms >= lo + slack()) {
-		t_show(r);
-		fail_msg("%s: want %s after %lld ms (+%lld), got %s after %lld",
-		    name, err, lo, slack(), s.result, s.ms - after_ms);
-	}
 }
 
 static void test_silent_recv_times_out(void **state)
