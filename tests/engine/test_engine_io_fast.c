@@ -188,6 +188,93 @@ static void test_write_not_kernel_timed(void **state)
 }
 
 /*
+ * The rest of a steady readv or recvmsg whose first try the kernel's
+ * timer ended (interpose_io.c's halves, which make the first try
+ * themselves): the exact wait makes up read_timeout and fails with
+ * ETIMEDOUT; with bytes during the wait, the non-blocking recvmsg gets
+ * them and the header the program gave is completed.
+ */
+static void test_vector_read_rest(void **state)
+{
+	static struct fk_step steps[] = {
+		{ .fn = FK_RECV, .fd = FD, .data = "a", .ret = -1 },
+		FK_POLL_QUIET(0),
+		FK_STOP,
+	};
+	char buf[4];
+	struct iovec v = { buf, sizeof(buf) };
+
+	(void)state;
+	steps[1].tmo_ms = (int)(501 - kernel_ms());
+	fk_script(steps);
+	struct rs_fd *e = fk_connected(FD, fk_policy(POLICY_R500), false);
+
+	assert_int_equal(rs_io_read(e, FD, buf, sizeof(buf)), 1);
+	fk_advance(kernel_ms());
+	assert_int_equal(rs_io_readmsg_after(e, FD, &v, 1, 0, NULL, -EAGAIN,
+	    rs_fd_gen(e)), -ETIMEDOUT);
+	assert_int_equal(fk_now(), 501);
+	fk_done();
+}
+
+static void test_vector_read_rest_data(void **state)
+{
+	static struct fk_step steps[] = {
+		{ .fn = FK_RECV, .fd = FD, .data = "a", .ret = -1 },
+		FK_POLL_READY(0, 10, FD, POLLIN),
+		{ .fn = FK_RECVMSG, .fd = FD, .data = "bc", .ret = -1,
+		  .flags = MSG_DONTWAIT },
+		FK_STOP,
+	};
+	char buf[4];
+	struct iovec v = { buf, sizeof(buf) };
+	struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1,
+		.msg_flags = MSG_TRUNC };
+
+	(void)state;
+	steps[1].tmo_ms = (int)(501 - kernel_ms());
+	fk_script(steps);
+	struct rs_fd *e = fk_connected(FD, fk_policy(POLICY_R500), false);
+
+	assert_int_equal(rs_io_read(e, FD, buf, sizeof(buf)), 1);
+	int64_t last = rs_fd_last_activity(e);
+
+	fk_advance(kernel_ms());
+	assert_int_equal(rs_io_readmsg_after(e, FD, &v, 1, 0, &m, -EAGAIN,
+	    rs_fd_gen(e)), 2);
+	assert_int_equal(m.msg_flags, 0);
+	assert_int_equal(rs_fd_last_activity(e) - last, kernel_ms() + 10);
+	fk_done();
+}
+
+/*
+ * The rest of a steady writev whose non-blocking first try sent 1 of 3
+ * bytes: the wait for room, then the rest with MSG_DONTWAIT.
+ */
+static void test_vector_write_rest(void **state)
+{
+	static const struct fk_step steps[] = {
+		FK_POLL_READY(501, 10, FD, POLLOUT),
+		{ .fn = FK_SENDMSG, .fd = FD, .ret = -1, .flags = MSG_DONTWAIT,
+		  .len = 2 },
+		FK_STOP,
+	};
+	struct iovec v = { "abc", 3 };
+
+	(void)state;
+	fk_script(steps);
+	struct rs_fd *e = fk_connected(FD, fk_policy(FK_POLICY("3", "off",
+	    "500ms")), false);
+
+	int64_t last = rs_fd_last_activity(e);
+
+	assert_int_equal(rs_io_writemsg_after(e, FD, &v, 1, 0, NULL, 1,
+	    rs_fd_gen(e), true), 3);
+	assert_int_equal(rs_fd_last_activity(e) - last, 10);
+	fk_done();
+}
+
+/*
  * The exported names' test for "the real call and nothing else": only a
  * connected socket with no timeout to keep, none pending and no deadline.
  * Last in the file: a deadline, once seen, is assumed from then on.
@@ -229,6 +316,9 @@ int main(void)
 		cmocka_unit_test(test_armed_count_exact),
 		cmocka_unit_test(test_own_value_one_home),
 		cmocka_unit_test(test_write_not_kernel_timed),
+		cmocka_unit_test(test_vector_read_rest),
+		cmocka_unit_test(test_vector_read_rest_data),
+		cmocka_unit_test(test_vector_write_rest),
 		cmocka_unit_test(test_plain),
 	};
 
