@@ -26,7 +26,7 @@ die() { echo "bench-ir: $*" >&2; exit 2; }
 command -v valgrind >/dev/null 2>&1 || die "valgrind missing"
 [ -f "$LIB" ] || die "$LIB missing; run make first"
 mkdir -p "$B/bench"
-for p in pingpong fdio connects epollctl; do
+for p in pingpong fdio connects epollctl ionames; do
 	[ -n "$(find "$B/bench/$p" -newer "bench/$p.c" 2>/dev/null)" ] &&
 		continue
 	$CC -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -o "$B/bench/$p" \
@@ -129,6 +129,12 @@ row poll_rt_rw5s rw5s 2000 1 "$B/bench/pingpong" poll
 row pipe_unmanaged rw5s 20000 2 "$B/bench/fdio" pipe
 # sendmmsg + recvmmsg, half on a managed socket with nothing to time.
 row mmsg_default default 2000 4 "$B/bench/fdio" mmsg
+# The other names' pairs (sendto+recvfrom with no address, writev+readv,
+# sendmsg+recvmsg): per call blocking, per round trip with poll.
+for n in recvfrom readv recvmsg; do
+	row "${n}_rw5s" rw5s 2000 2 "$B/bench/ionames" "$n"
+	row "${n}_poll_rt_rw5s" rw5s 2000 1 "$B/bench/ionames" "$n" poll
+done
 # epoll_ctl ADD, MOD, DEL of a connected socket: per call.
 row epoll_ctl_rw5s rw5s 2000 3 "$B/bench/epollctl"
 row epoll_ctl_default default 2000 3 "$B/bench/epollctl"
