@@ -354,13 +354,16 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
  */
 #define EXPORT_STEADY(name, params, args, hargs, steady, rec, engine)   \
 	EXPORT HOT ssize_t name params                                  \
+	STEADY_BODY(name, args, hargs, steady, rec, engine)
+/* The body of both: plain_args are the arguments of the plain call. */
+#define STEADY_BODY(name, plain_args, hargs, steady, rec, engine)       \
 	{                                                               \
 		struct rs_fd *e = rs_fd_get(fd);                        \
 									\
 		if (e && (steady) && steady_only(e))                    \
 			return name##_steady(RS_UNPAREN hargs, e);      \
 		if (plain(e, fd))                                       \
-			return rs_realfast_##name args;                 \
+			return rs_realfast_##name plain_args;           \
 		if (e && (rec) && steady_only(e))                       \
 			return name##_recorded(RS_UNPAREN hargs, e);    \
 		return engine;                                          \
@@ -376,17 +379,8 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 #define EXPORT6(name, params, args, hparams, hargs, noaddr, steady, rec) \
 	static inline __attribute__((always_inline)) ssize_t            \
 	    name##_noaddr hparams                                       \
-	{                                                               \
-		struct rs_fd *e = rs_fd_get(fd);                        \
-									\
-		if (e && (steady) && steady_only(e))                    \
-			return name##_steady(RS_UNPAREN hargs, e);      \
-		if (plain(e, fd))                                       \
-			return rs_realfast_##name noaddr;               \
-		if (e && (rec) && steady_only(e))                       \
-			return name##_recorded(RS_UNPAREN hargs, e);    \
-		return name##_engine noaddr;                            \
-	}                                                               \
+	STEADY_BODY(name, noaddr, hargs, steady, rec,                   \
+	    name##_engine noaddr)                                       \
 	SLOW HOT ssize_t name##_addr params                             \
 	{                                                               \
 		if (plain(rs_fd_get(fd), fd))                           \
