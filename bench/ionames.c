@@ -8,7 +8,7 @@
  * recvfrom with no address), readv (writev, readv of one element), recvmsg
  * (sendmsg, recvmsg with no name and no control data).  The connecting
  * side (managed under the library) sends one byte and reads the echo
- * from a forked child: in a blocking read, or with `poll` non-blocking,
+ * from a forked child (which echoes through the same names): in a blocking read, or with `poll` non-blocking,
  * after poll() for POLLIN.  Prints the mean round trip in ns; for
  * scripts/bench-ir.sh's callgrind rows, which count instructions.
  */
@@ -18,16 +18,6 @@
 #include <sys/wait.h>
 
 #include "bench.h"
-
-static void echo(int s, long unused)
-{
-	char b;
-
-	(void)unused;
-	while (read(s, &b, 1) == 1)
-		if (write(s, &b, 1) != 1)
-			break;
-}
 
 /* One byte at b out (out true) or in through the name how. */
 static ssize_t move(int c, char how, char *b, int out)
@@ -48,6 +38,16 @@ static ssize_t move(int c, char how, char *b, int out)
 	default:
 		return out ? write(c, b, 1) : read(c, b, 1);
 	}
+}
+
+/* The peer echoes each byte back through the same names. */
+static void echo(int s, long how)
+{
+	char b;
+
+	while (move(s, (char)how, &b, 0) == 1)
+		if (move(s, (char)how, &b, 1) != 1)
+			break;
 }
 
 static char name_code(const char *name)
@@ -74,7 +74,7 @@ int main(int argc, char **argv)
 	int use_poll = argc > 2 && strcmp(argv[2], "poll") == 0;
 	long rounds = argc > 2 + use_poll ? atol(argv[2 + use_poll]) : 200000;
 	pid_t pid;
-	int c = b_pair(echo, 0, &pid);
+	int c = b_pair(echo, how, &pid);
 	struct pollfd p = { .fd = c, .events = POLLIN };
 	char b = 'x';
 
