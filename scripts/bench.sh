@@ -11,6 +11,12 @@
 #   scripts/bench.sh            (make bench)
 #   REPS=7 B=build scripts/bench.sh
 #   BENCH_ONLY="pingpong epoll" scripts/bench.sh    (rows whose name matches)
+#
+# After the table, two sections measured inside one process (about 45 s
+# together): connect_close_pairs (bench/connects.c pairs and floor) and
+# pingpong_pairs (bench/pingpong.c pairs and floor), each with the same
+# run bare as the method's own error; BENCH_ONLY selects them by those
+# names too.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 B=${B:-build}
