@@ -1,7 +1,8 @@
 /*
- * born.c - one bit per descriptor number (see born.h).
+ * born.c - two bits per descriptor number (see born.h): plain, and
+ * whether the program set SO_RCVTIMEO on it.
  *
- * The bitmap is static, so it costs address space only: a page is touched
+ * The bitmaps are static, so they cost address space only: a page is touched
  * when a socket of its range of numbers is made.  `high` bounds the words
  * ever set, so that forgetting everything at a fork touches only those.
  */
@@ -16,6 +17,8 @@
 #define WORDS (RS_FD_MAX / 64)
 
 static uint64_t bits[WORDS];
+/* The program set SO_RCVTIMEO on the socket socket() made on that number. */
+static uint64_t rcv_set[WORDS];
 static unsigned high;
 
 void rs_born_note(int fd, int domain, int type)
@@ -26,6 +29,9 @@ void rs_born_note(int fd, int domain, int type)
 	    (domain != AF_INET && domain != AF_INET6) ||
 	    (type & ~SOCK_CLOEXEC) != SOCK_STREAM)
 		return;
+	if (__atomic_load_n(&rcv_set[w], __ATOMIC_RELAXED) & (1ull << (fd % 64)))
+		__atomic_fetch_and(&rcv_set[w], ~(1ull << (fd % 64)),
+		    __ATOMIC_RELAXED);
 	__atomic_fetch_or(&bits[w], 1ull << (fd % 64), __ATOMIC_RELAXED);
 	unsigned h = __atomic_load_n(&high, __ATOMIC_RELAXED);
 
@@ -59,6 +65,22 @@ bool rs_born_plain(int fd)
 		return false;
 	return (__atomic_load_n(&bits[fd / 64], __ATOMIC_RELAXED) >>
 	    (fd % 64)) & 1;
+}
+
+void rs_born_rcvtimeo_set(int fd)
+{
+	uint64_t bit = 1ull << ((unsigned)fd % 64);
+
+	if (fd < 0 || (unsigned)fd >= RS_FD_MAX)
+		return;
+	if (!(__atomic_load_n(&rcv_set[fd / 64], __ATOMIC_RELAXED) & bit))
+		__atomic_fetch_or(&rcv_set[fd / 64], bit, __ATOMIC_RELAXED);
+}
+
+bool rs_born_rcvtimeo_unset(int fd)
+{
+	return rs_born_plain(fd) && !((__atomic_load_n(&rcv_set[fd / 64],
+	    __ATOMIC_RELAXED) >> (fd % 64)) & 1);
 }
 
 void rs_born_forget_all(void)

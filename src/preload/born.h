@@ -28,6 +28,15 @@ void rs_born_forget_range(unsigned first, unsigned last);
 /* Whether fd is still the plain blocking stream socket socket() made. */
 bool rs_born_plain(int fd);
 
+/*
+ * The program set SO_RCVTIMEO on fd (interposed setsockopt).  Unlike
+ * SO_SNDTIMEO, this leaves the socket plain: a connect does not ask it.
+ */
+void rs_born_rcvtimeo_set(int fd);
+
+/* Whether fd is plain and its SO_RCVTIMEO still the 0 socket() gave it. */
+bool rs_born_rcvtimeo_unset(int fd);
+
 /* At a fork, in parent and child: the copies share the sockets, so
    neither side may trust the other's changes to be seen. */
 void rs_born_forget_all(void);

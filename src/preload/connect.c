@@ -21,6 +21,7 @@
 #include "connect_step.h"
 #include "connect_wait.h"
 #include "dest.h"
+#include "ktimeo.h"
 #include "log.h"
 #include "names.h"
 #include "real.h"
@@ -134,6 +135,20 @@ static void start_logical(struct rs_fd *e, const struct rs_target *t,
 }
 
 /*
+ * A plain socket's own SO_SNDTIMEO is the 0 socket() gave it (born.h), and
+ * so is its SO_RCVTIMEO unless the program set one: the io engine need
+ * not ask the kernel for them (ktimeo.h).
+ */
+static void own_timeouts_known(int fd, struct rs_fd *e)
+{
+	static const struct timeval none;
+
+	rs_ktimeo_set_by_program(e, true, &none);
+	if (rs_born_rcvtimeo_unset(fd))
+		rs_ktimeo_set_by_program(e, false, &none);
+}
+
+/*
  * Runs a new logical connect as far as connect() itself goes: to its end
  * on a blocking socket; on a non-blocking one, the first attempt's start,
  * reporting EINPROGRESS unless it already ended (then the entry of a
@@ -197,6 +212,8 @@ int rs_connect(int fd, const struct sockaddr *sa, socklen_t len)
 	int64_t now = rs_clock_now_ms();
 
 	start_logical(e, &t, s, rule, sa, len, now);
+	if (plain)
+		own_timeouts_known(fd, e);
 	e->nonblocking = (flags & O_NONBLOCK) != 0;
 	log_decision(rt->policy, &t, rule, e);
 	return first_steps(fd, e, flags, plain, now);

@@ -312,6 +312,8 @@ EXPORT int setsockopt(int fd, int level, int name, const void *val,
 
 	if (r == 0 && dir >= 0 && (dir & 1))
 		rs_born_forget(fd);
+	else if (r == 0 && dir >= 0)
+		rs_born_rcvtimeo_set(fd);
 	if (r == 0 && dir >= 0 && (e = rs_fd_get(fd)))
 		rs_ktimeo_set_by_program(e, dir & 1, dir < 2 &&
 		    len >= sizeof(struct timeval) ? val : NULL);

@@ -4,12 +4,16 @@
  * first one that starts the library (its policy, its counters); run bare
  * and under the library by tests/programs/test_connect_calls.sh.
  *
- *   connect_calls
+ *   connect_calls [request]
  *
+ * With "request", the connection also carries one exchange before its
+ * close: the listener's side (accepted in this thread) sends a byte, the
+ * client sends one and reads the answer, which is there already.
  * Prints "connected" or the connect's error; exit 0 when connected.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,7 +31,20 @@ static int connect_once(const struct sockaddr_in *a)
 	return r;
 }
 
-int main(void)
+/* One byte each way; the listener's side answers first. */
+static int exchange(int l, int s)
+{
+	char b = 'x';
+	int a = accept(l, NULL, NULL);
+	int ok = a >= 0 && write(a, &b, 1) == 1 && write(s, &b, 1) == 1 &&
+	    read(s, &b, 1) == 1;
+
+	if (a >= 0)
+		close(a);
+	return ok ? 0 : -1;
+}
+
+int main(int argc, char **argv)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	socklen_t alen = sizeof(a);
@@ -40,12 +57,20 @@ int main(void)
 		perror("listener");
 		return 2;
 	}
+	bool request = argc > 1 && !strcmp(argv[1], "request");
+
 	connect_once(&a);
+	if (request)
+		close(accept(l, NULL, NULL));	/* connect_once's */
 	syscall(SYS_getppid);
 	int s = socket(AF_INET, SOCK_STREAM, 0);
 	int r = connect(s, (struct sockaddr *)&a, sizeof(a));
 	int err = r < 0 ? errno : 0;
 
+	if (r == 0 && request && exchange(l, s) < 0) {
+		r = -1;
+		err = errno;
+	}
 	close(s);
 	syscall(SYS_getppid);
 	printf("%s\n", r == 0 ? "connected" : strerror(err));

@@ -441,6 +441,25 @@ static void test_own_rcvtimeo_followed(void **state)
 	assert_failed_in(&r, "recv", "ETIMEDOUT", 0, 800);
 }
 
+/*
+ * The program's own SO_RCVTIMEO set before the connect, on the socket
+ * socket() made, is the one the kernel keeps: a read ends with EAGAIN at
+ * its 200 ms, not with our ETIMEDOUT at 800, and getsockopt reads it back.
+ * (The library knows such a socket's own timeouts without asking the
+ * kernel unless the program set one.)
+ */
+static void test_own_rcvtimeo_before_connect(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	run_client(&r, POLICY_800, "silent", NULL, NULL, "rcvtimeo:200",
+	    "connect", "?recv", "rcvtimeo:0", "recv", NULL);
+	assert_failed_in(&r, "?recv", "EAGAIN", find_step(&r, "connect").ms,
+	    200);
+	assert_failed_in(&r, "recv", "ETIMEDOUT", 0, 800);
+}
+
 static void test_nonblocking_through_dup(void **state)
 {
 	struct t_run r;
@@ -507,6 +526,7 @@ int main(void)
 		cmocka_unit_test(test_nonblocking_read_after_wait_timeout),
 		cmocka_unit_test(test_nonblocking_read_is_activity),
 		cmocka_unit_test(test_own_rcvtimeo_followed),
+		cmocka_unit_test(test_own_rcvtimeo_before_connect),
 		cmocka_unit_test(test_nonblocking_write_after_undriven_connect),
 		cmocka_unit_test(test_blocking_write_while_connecting),
 	};

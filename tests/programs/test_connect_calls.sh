@@ -2,7 +2,8 @@
 # test_connect_calls.sh - a managed blocking connect to a local listener
 # makes at most 3 system calls more than without the library (issue 13),
 # and none of the non-blocking path's (fcntl, poll, the outcome's
-# questions) or a getpid: counted with strace between the two markers of
+# questions) or a getpid; and a request on a new connection under read
+# and write timeouts asks nothing of the kernel: counted with strace between the two markers of
 # build/itests/connect_calls, bare and under the library.  Not under ASan,
 # whose run-time makes calls of its own.
 set -u
@@ -44,5 +45,30 @@ if calls "$tmp/with" | grep -qE '^(fcntl|poll|ppoll|ioctl|getpid|getpeername|get
 	fail "the non-blocking path's calls in a plain blocking connect: $names"
 else
 	ok "no fcntl, poll, ioctl, getpid, getpeername or getsockopt"
+fi
+
+# A request on the new connection under read and write timeouts: the first
+# read arms the library's SO_RCVTIMEO (one setsockopt), and nothing asks
+# the kernel for the program's own timeouts, which socket() left at 0.
+printf 'version: 1\ndefaults:\n  read_timeout: 5s\n  write_timeout: 5s\n' \
+	>"$tmp/rw5s.yaml"
+timeout 20 strace -qq -o "$tmp/rbare" "$B/itests/connect_calls" request \
+	>"$tmp/out.rbare"
+timeout 20 env LD_PRELOAD="$LIB" RESOLUTE_POLICY="$tmp/rw5s.yaml" \
+	RESOLUTE_LOG=error strace -qq -o "$tmp/rwith" \
+	"$B/itests/connect_calls" request >"$tmp/out.rwith"
+bare=$(calls "$tmp/rbare" | wc -l)
+with=$(calls "$tmp/rwith" | wc -l)
+names=$(calls "$tmp/rwith" | tr '\n' ' ')
+if grep -q connected "$tmp/out.rbare" && grep -q connected "$tmp/out.rwith" &&
+    [ "$bare" -gt 0 ] && [ "$with" -le $((bare + 4)) ]; then
+	ok "request: $with system calls under read/write timeouts, $bare bare: $names"
+else
+	fail "request: $with system calls (bare $bare, at most $((bare + 4))): $names; out '$(cat "$tmp/out.rbare")' '$(cat "$tmp/out.rwith")'"
+fi
+if calls "$tmp/rwith" | grep -qE '^(fcntl|poll|ppoll|getsockopt)$'; then
+	fail "request: the program's timeouts asked of the kernel, or a wait: $names"
+else
+	ok "request: no getsockopt, fcntl or poll"
 fi
 [ "$fails" -eq 0 ]
