@@ -52,8 +52,11 @@ static void *acceptor(void *arg)
 	}
 }
 
-/* How a block makes its connects: raw system calls, the same plus the
- * library's extra calls, or libc's calls (the library's when preloaded). */
+/*
+ * How a block makes its connects: raw system calls, the same plus the
+ * calls the library adds today, or libc's calls (the library's when
+ * preloaded).
+ */
 enum kind { RAW, RAW_SETSOCKOPT, RAW_FSTAT_SETSOCKOPT, LIBC };
 
 static void raw_sndtimeo(long c, long usec)
