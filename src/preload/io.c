@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <sys/time.h>
@@ -94,6 +95,16 @@ static inline bool first_try_settles(ssize_t r, size_t n, int flags)
 	if (r < 0)
 		return r != -EAGAIN;
 	return r == 0 || !(flags & MSG_WAITALL) || (size_t)r == n;
+}
+
+/*
+ * Whether a readv or writev of cnt elements fails with EINVAL, as the
+ * kernel's does: the long way makes it a recvmsg or sendmsg, whose header
+ * of no elements would move nothing (and a read wait for it).
+ */
+static inline bool bad_count(int cnt)
+{
+	return cnt < 0 || cnt > IOV_MAX;
 }
 
 /*
@@ -235,6 +246,8 @@ HOT ssize_t rs_io_readv(struct rs_fd *e, int fd, const struct iovec *iov,
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e, rs_realfast_readv(fd, iov, cnt));
+	if (bad_count(cnt))
+		return -EINVAL;
 	struct msghdr m = { .msg_iov = (struct iovec *)iov,
 		.msg_iovlen = cnt > 0 ? (size_t)cnt : 0 };
 	struct first_try ft = { false, 0 };
@@ -405,6 +418,8 @@ HOT ssize_t rs_io_writev(struct rs_fd *e, int fd, const struct iovec *iov,
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
 		return REAL_CALL(path, e, rs_realfast_writev(fd, iov, cnt));
+	if (bad_count(cnt))
+		return -EINVAL;
 	struct msghdr m = { .msg_iov = (struct iovec *)iov,
 		.msg_iovlen = cnt > 0 ? (size_t)cnt : 0 };
 	struct first_try ft = { false, 0 };

@@ -45,6 +45,7 @@
  *                      what it returns beside the count must be as bare
  *                      (no name, no control data, no flags), else EPROTO.
  *                      readv and writev split the buffer in two elements
+ *   readvbad  writevbad  readv and writev of -1 elements (EINVAL)
  *   later:MS:TEXT      a child sends TEXT on the socket after MS ms, with
  *                      a raw system call (an echo peer sends it back)
  *   pipe:MS            make a pipe, which must reuse the socket's number;
@@ -410,6 +411,13 @@ static long step_more(const char *s, int ms, char *buf)
 		return via_read(buf, n, MSG_PEEK);
 	if (!strncmp(s, "peekall:", 8))
 		return via_read(buf, n, MSG_PEEK | MSG_WAITALL);
+	if (!strcmp(s, "readvbad") || !strcmp(s, "writevbad")) {
+		struct iovec v = { buf, 1 };
+		/* Volatile: the compiler would reject a constant -1. */
+		volatile int cnt = -1;
+
+		return s[0] == 'r' ? readv(fd, &v, cnt) : writev(fd, &v, cnt);
+	}
 	if (!strncmp(s, "later:", 6))
 		return later(ms, strchr(s + 6, ':'));
 	if (!strncmp(s, "via:", 4)) {

@@ -210,6 +210,23 @@ static void test_nonblocking_write_pending(void **state)
 	}
 }
 
+/*
+ * readv and writev of a negative count fail with EINVAL, as bare, on the
+ * long way too (a late read, a write), which makes them a recvmsg or
+ * sendmsg: a header of no elements would move nothing and return 0, which
+ * a reader takes for end of file.
+ */
+static void test_bad_count_einval(void **state)
+{
+	struct t_run r;
+
+	(void)state;
+	run_client(&r, POLICY_800, "silent", NULL, NULL, "connect", "http",
+	    "sleep:50", "?readvbad", "?writevbad", NULL);
+	assert_string_equal(find_step(&r, "?readvbad").result, "EINVAL");
+	assert_string_equal(find_step(&r, "?writevbad").result, "EINVAL");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -221,6 +238,7 @@ int main(void)
 		cmocka_unit_test(test_peek_keeps_data),
 		cmocka_unit_test(test_blocking_write_times_out),
 		cmocka_unit_test(test_nonblocking_write_pending),
+		cmocka_unit_test(test_bad_count_einval),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
