@@ -150,10 +150,13 @@ static void safety_net(int fd, struct rs_fd *e, bool on)
 /* Ends the logical connect with err (0: connected). */
 static void conclude(int fd, struct rs_fd *e, int err, int64_t now)
 {
-	int save = errno;
+	/* Most connects never needed the net: one test, no call. */
+	if (e->safety_net_set) {
+		int save = errno;
 
-	safety_net(fd, e, false);
-	errno = save;
+		safety_net(fd, e, false);
+		errno = save;
+	}
 	if (err == 0) {
 		rs_retarget_note(e, 0, now);
 		rs_fd_touch(e, now);
@@ -295,10 +298,12 @@ static int kernel_attempt(int fd, struct rs_fd *e, int64_t now)
 	if (until - now < KERNEL_MIN_MS || e->attempt || rs_fd_state(e) !=
 	    RS_FD_BACKOFF || now < e->retry_at_ms ||
 	    rs_real_setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
-		sizeof(tv)) < 0)
+		sizeof(tv)) < 0) {
+		rs_stats_add(e->rule, RS_STAT_CONNECTS);
 		return 1;
+	}
 	e->attempt = 1;
-	rs_stats_add(e->rule, RS_STAT_ATTEMPTS);
+	rs_stats_add_pair(e->rule, RS_STAT_CONNECTS, RS_STAT_ATTEMPTS);
 	e->attempt_deadline_ms = until;
 	rs_fd_set_state(e, RS_FD_CONNECTING);
 	rs_fd_unlock(e);
@@ -322,8 +327,10 @@ int rs_connect_step_kernel(int fd, struct rs_fd *e, int64_t now)
 {
 	int save = errno;
 
-	if (!rs_fd_trylock(e))
+	if (!rs_fd_trylock(e)) {
+		rs_stats_add(e->rule, RS_STAT_CONNECTS);
 		return 1;
+	}
 	int r = kernel_attempt(fd, e, now);
 
 	rs_fd_unlock(e);

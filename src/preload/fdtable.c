@@ -191,13 +191,11 @@ struct rs_fd *rs_fd_claim(int fd)
 	__atomic_add_fetch(&e->gen, 1, __ATOMIC_RELEASE);
 	release_http(e);
 	kt_drop(e);
-	/* The host name is a string: its first byte empties it, and the
-	   other 255 (half the entry) need not be cleared on every connect. */
+	/* The fields that must start zeroed are together (fdtable.h); the
+	   host name is a string, which its first byte empties. */
 	memset((char *)e + offsetof(struct rs_fd, settings), 0,
-	    offsetof(struct rs_fd, host) - offsetof(struct rs_fd, settings));
+	    offsetof(struct rs_fd, ino) - offsetof(struct rs_fd, settings));
 	e->host[0] = '\0';
-	memset((char *)e + offsetof(struct rs_fd, ino), 0,
-	    sizeof(*e) - offsetof(struct rs_fd, ino));
 	e->ino = inode_of(fd);
 	return e;
 }
@@ -209,18 +207,9 @@ bool rs_fd_same_socket(const struct rs_fd *e, int fd)
 	return !e->ino || ino == e->ino;
 }
 
-void rs_fd_forget(int fd)
+void rs_fd_forget_entry(struct rs_fd *e)
 {
-	if ((unsigned)fd >= RS_FD_MAX)
-		return;
-	struct rs_fd *c = __atomic_load_n(&rs_fd_chunks[fd / RS_FD_CHUNK],
-	    __ATOMIC_ACQUIRE);
-
-	if (!c)
-		return;
-	struct rs_fd *e = &c[fd % RS_FD_CHUNK];
-
-	if (!__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) || !owned_here())
+	if (!owned_here())
 		return;
 	/*
 	 * Everything this thread does with the entry comes before the release

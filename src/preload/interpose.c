@@ -127,8 +127,7 @@ EXPORT int close(int fd)
 	/* Also for unmanaged fds: they may be epoll fds or recorded sockets. */
 	rs_wait_fd_closed(fd);
 	rs_born_forget(fd);
-	if (rs_fd_get(fd))
-		rs_fd_forget(fd);
+	rs_fd_forget(fd);
 	rs_httpconn_forget(fd);
 	return rs_real_close(fd);
 }
