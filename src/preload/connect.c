@@ -111,17 +111,23 @@ static void log_decision(const struct rs_policy *p, const struct rs_target *t,
 }
 
 /* Fills a fresh entry for a new logical connect. */
-static void start_logical(struct rs_fd *e, const struct rs_target *t,
-    const struct rs_settings *s, const struct rs_rule *rule,
-    const struct sockaddr *sa, socklen_t len, int64_t now)
+static void start_logical(const struct rs_runtime *rt, struct rs_fd *e,
+    const struct rs_target *t, const struct rs_settings *s,
+    const struct rs_rule *rule, const struct sockaddr *sa, socklen_t len,
+    int64_t now)
 {
-	const struct rs_runtime *rt = rs_runtime_peek();
-
 	e->settings = s;
 	e->rule = rule;
-	memcpy(&e->addr, sa, len);
+	/* An IPv4 address, the common case, as two moves, not a call. */
+	if (len == sizeof(struct sockaddr_in))
+		memcpy(&e->addr, sa, sizeof(struct sockaddr_in));
+	else
+		memcpy(&e->addr, sa, len);
 	e->addrlen = len;
-	e->deadline_ms = rs_tdeadline_get();
+	/* A process or request deadline is rare: one load says there is
+	   none (runtime.h). */
+	e->deadline_ms = rs_runtime_rare_get() & (RS_RARE_DEADLINE |
+	    RS_RARE_TDEADLINE) ? rs_tdeadline_get() : RS_NEVER;
 	if (s->connect_budget_ms != RS_OFF)
 		e->deadline_ms = rs_clock_min(rs_clock_after(now,
 		    s->connect_budget_ms), e->deadline_ms);
@@ -212,7 +218,7 @@ int rs_connect(int fd, const struct sockaddr *sa, socklen_t len)
 	}
 	int64_t now = rs_clock_now_ms();
 
-	start_logical(e, &t, s, rule, sa, len, now);
+	start_logical(rt, e, &t, s, rule, sa, len, now);
 	if (plain)
 		own_timeouts_known(fd, e);
 	e->nonblocking = (flags & O_NONBLOCK) != 0;

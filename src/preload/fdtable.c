@@ -277,18 +277,8 @@ void rs_fd_copy(int from, int to)
 	rs_fd_set_state(dst, st);
 }
 
-void rs_fd_lock(struct rs_fd *e)
+void rs_fd_lock_wait(struct rs_fd *e)
 {
 	while (__atomic_exchange_n(&e->lock, 1, __ATOMIC_ACQUIRE))
 		sched_yield();
-}
-
-bool rs_fd_trylock(struct rs_fd *e)
-{
-	return !__atomic_exchange_n(&e->lock, 1, __ATOMIC_ACQUIRE);
-}
-
-void rs_fd_unlock(struct rs_fd *e)
-{
-	__atomic_store_n(&e->lock, 0, __ATOMIC_RELEASE);
 }

@@ -277,10 +277,26 @@ static inline int64_t rs_fd_last_activity(const struct rs_fd *e)
 	return __atomic_load_n(&e->last_activity_ms, __ATOMIC_RELAXED);
 }
 
-void rs_fd_lock(struct rs_fd *e);
+/* rs_fd_lock() while another thread holds the lock: yields until free. */
+void rs_fd_lock_wait(struct rs_fd *e);
+
+/* Inline, as a connect takes and gives back the lock a few times. */
+static inline void rs_fd_lock(struct rs_fd *e)
+{
+	if (__builtin_expect(__atomic_exchange_n(&e->lock, 1,
+		__ATOMIC_ACQUIRE) != 0, 0))
+		rs_fd_lock_wait(e);
+}
 
 /* Takes the entry's lock if it is free; returns whether it did. */
-bool rs_fd_trylock(struct rs_fd *e);
-void rs_fd_unlock(struct rs_fd *e);
+static inline bool rs_fd_trylock(struct rs_fd *e)
+{
+	return !__atomic_exchange_n(&e->lock, 1, __ATOMIC_ACQUIRE);
+}
+
+static inline void rs_fd_unlock(struct rs_fd *e)
+{
+	__atomic_store_n(&e->lock, 0, __ATOMIC_RELEASE);
+}
 
 #endif /* RS_FDTABLE_H */
