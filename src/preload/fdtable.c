@@ -119,12 +119,12 @@ static uint64_t inode_of(int fd)
 {
 	int save = errno;
 	struct stat st;
-	uint64_t ino = 0;
 
-	if (syscall(SYS_fstat, fd, &st) == 0 && S_ISSOCK(st.st_mode))
-		ino = (uint64_t)st.st_ino;
-	errno = save;
-	return ino;
+	if (syscall(SYS_fstat, fd, &st) != 0) {
+		errno = save;	/* only a failure changes it */
+		return 0;
+	}
+	return S_ISSOCK(st.st_mode) ? (uint64_t)st.st_ino : 0;
 }
 
 void (*rs_fd_http_release)(struct rs_fd *e);

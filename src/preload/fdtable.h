@@ -70,12 +70,8 @@ struct rs_fd {
 		uint64_t flag_word;
 	};
 	bool own_tmo_known[2];		/* own_tmo_ms is up to date */
-	/* The logical connect (its address is below, with the host). */
-	socklen_t addrlen;
+	/* The logical connect (its address and times are below). */
 	unsigned attempt;		/* 1-based number of the current one */
-	int64_t attempt_deadline_ms;	/* end of the current attempt */
-	int64_t retry_at_ms;		/* BACKOFF: when the next one starts */
-	int64_t deadline_ms;		/* connect_budget and process deadline */
 	uint32_t prev_wait_ms;		/* for decorrelated jitter */
 	int final_error;		/* FAILED: what SO_ERROR reports */
 	bool blocking_interrupted;	/* a blocking connect got EINTR */
@@ -90,16 +86,24 @@ struct rs_fd {
 	/*
 	 * Everything above from `settings` on starts zeroed at a claim
 	 * (rs_fd_claim); what follows does not, so that a connect clears
-	 * some 150 bytes rather than 550 and touches no cache line it never
+	 * 128 bytes rather than 550 and touches no cache line it never
 	 * reads.  Each is whole before it is read: the inode is set by the
-	 * claim, the address (read up to addrlen only) by the connect that
-	 * made the entry, the host name's first byte by the claim.
+	 * claim; the address (read up to addrlen only), its length and the
+	 * connect's deadlines by the connect that made the entry (an
+	 * attempt's deadline by that attempt's start), or all by the copy
+	 * (rs_fd_copy); the host name's first byte by the claim.
 	 */
 	uint64_t ino;			/* the socket's inode, 0 if unknown */
+	socklen_t addrlen;
+	int64_t attempt_deadline_ms;	/* CONNECTING: end of the attempt */
+	int64_t retry_at_ms;		/* BACKOFF: when the next one starts */
+	int64_t deadline_ms;		/* connect_budget and process deadline */
 	struct sockaddr_storage addr;	/* valid up to addrlen */
 	char host[RS_HOST_MAX];		/* resolved name, or "" */
 };
 
+_Static_assert(offsetof(struct rs_fd, ino) - offsetof(struct rs_fd, settings)
+    <= 128, "a claim clears two cache lines at most");
 _Static_assert(offsetof(struct rs_fd, flag_spare) -
     offsetof(struct rs_fd, flag_word) == sizeof(uint64_t) - 1,
     "the flags fill their word exactly");
