@@ -3,6 +3,8 @@
  *
  *   connects [COUNT]          (default 10000)
  *   connects COUNT pairs      (run under the library: see below)
+ *   connects COUNT floor      (bare: the kernel's price of the library's
+ *                              system calls, see below)
  *
  * A thread accepts and closes; the main thread opens a socket, connects
  * (through the library's connect engine when preloaded) and closes it.
@@ -17,9 +19,19 @@
  * of the noise that separate runs carry cancelled.  Prints the median
  * difference per connect+close and its interquartile range; bare, it
  * shows the method's own error (about 0).
+ *
+ * "floor" shows what part of that is the kernel's price of the system
+ * calls the library adds to a plain blocking connect, whatever user space
+ * does around them: the same ABBA pairs, both sides raw, one side adding
+ * exactly those calls -- setsockopt(SO_SNDTIMEO, 1 ms) before the connect
+ * and setsockopt(SO_SNDTIMEO, 0) after it -- and then the same with an
+ * fstat before them (the library's inode question).  The difference
+ * between "pairs" and "floor" is the library's user-space cost.
  */
 #include <pthread.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 
 #include "bench.h"
 
@@ -40,30 +52,54 @@ static void *acceptor(void *arg)
 	}
 }
 
+/*
+ * How a block makes its connects: raw system calls, the same plus the
+ * calls the library adds today, or libc's calls (the library's when
+ * preloaded).
+ */
+enum kind { RAW, RAW_SETSOCKOPT, RAW_FSTAT_SETSOCKOPT, LIBC };
+
+static void raw_sndtimeo(long c, long usec)
+{
+	struct timeval tv = { .tv_sec = 0, .tv_usec = usec };
+
+	if (syscall(SYS_setsockopt, c, SOL_SOCKET, SO_SNDTIMEO, &tv,
+	    sizeof(tv)) < 0)
+		b_die("raw setsockopt");
+}
+
 /* One connect + close with raw system calls: invisible to an interposer. */
-static void raw_connect_close(const struct sockaddr_in *addr)
+static void raw_connect_close(const struct sockaddr_in *addr, enum kind k)
 {
 	long c = syscall(SYS_socket, AF_INET, SOCK_STREAM, 0);
+	struct stat st;
 
+	if (c >= 0 && k == RAW_FSTAT_SETSOCKOPT &&
+	    syscall(SYS_fstat, c, &st) < 0)
+		b_die("raw fstat");
+	if (c >= 0 && k != RAW)
+		raw_sndtimeo(c, 1000);
 	if (c < 0 || syscall(SYS_connect, c, addr, sizeof(*addr)) < 0)
 		b_die("raw connect");
+	if (k != RAW)
+		raw_sndtimeo(c, 0);
 	syscall(SYS_close, c);
 }
 
 /*
- * Nanoseconds per connect + close of one block, raw or through libc.  The
- * block's connections wait in the listener's queue and are accepted and
- * closed after it, untimed: no other thread runs while a block is timed.
+ * Nanoseconds per connect + close of one block of kind k.  The block's
+ * connections wait in the listener's queue and are accepted and closed
+ * after it, untimed: no other thread runs while a block is timed.
  */
-static double block_ns(const struct sockaddr_in *addr, int raw)
+static double block_ns(const struct sockaddr_in *addr, enum kind k)
 {
 	long long t0 = b_now_ns();
 
 	for (int i = 0; i < BLOCK; i++) {
-		if (raw)
-			raw_connect_close(addr);
-		else
+		if (k == LIBC)
 			close(b_connect(addr));
+		else
+			raw_connect_close(addr, k);
 	}
 	double ns = (double)(b_now_ns() - t0) / BLOCK;
 
@@ -79,33 +115,40 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void pairs(const struct sockaddr_in *addr, long count)
+/*
+ * n pairs of blocks of kind a and of RAW, in the order ABBA; prints the
+ * median difference a - RAW per connect + close and its IQR.
+ */
+static void pairs_of(const struct sockaddr_in *addr, long n, enum kind a,
+    const char *name)
 {
 	static double d[MAX_PAIRS];
-	long n = count / (2 * BLOCK);
 
-	if (n < 4)
-		n = 4;
-	if (n > MAX_PAIRS)
-		n = MAX_PAIRS;
-	block_ns(addr, 0);	/* warm both paths up */
-	block_ns(addr, 1);
+	block_ns(addr, a);	/* warm both paths up */
+	block_ns(addr, RAW);
 	for (long i = 0; i < n; i++) {
-		double a, b;
+		double x, y;
 
 		if (i % 2) {
-			b = block_ns(addr, 1);
-			a = block_ns(addr, 0);
+			y = block_ns(addr, RAW);
+			x = block_ns(addr, a);
 		} else {
-			a = block_ns(addr, 0);
-			b = block_ns(addr, 1);
+			x = block_ns(addr, a);
+			y = block_ns(addr, RAW);
 		}
-		d[i] = a - b;
+		d[i] = x - y;
 	}
 	qsort(d, (size_t)n, sizeof(d[0]), cmp_double);
-	printf("connects_added %.2f us/connect (IQR %.2f..%.2f, %ld pairs "
-	    "of %d)\n", d[n / 2] / 1000, d[n / 4] / 1000, d[3 * n / 4] / 1000,
-	    n, BLOCK);
+	printf("%s %+.2f us/connect (IQR %+.2f..%+.2f, %ld pairs of %d)\n",
+	    name, d[n / 2] / 1000, d[n / 4] / 1000, d[3 * n / 4] / 1000, n,
+	    BLOCK);
+}
+
+static long n_pairs(long count)
+{
+	long n = count / (2 * BLOCK);
+
+	return n < 4 ? 4 : n > MAX_PAIRS ? MAX_PAIRS : n;
 }
 
 int main(int argc, char **argv)
@@ -116,7 +159,14 @@ int main(int argc, char **argv)
 
 	lsock = b_listen(&addr);
 	if (argc > 2 && !strcmp(argv[2], "pairs")) {
-		pairs(&addr, count);
+		pairs_of(&addr, n_pairs(count), LIBC, "connects_added");
+		return 0;
+	}
+	if (argc > 2 && !strcmp(argv[2], "floor")) {
+		pairs_of(&addr, n_pairs(count), RAW_SETSOCKOPT,
+		    "connects_floor_setsockopt2");
+		pairs_of(&addr, n_pairs(count), RAW_FSTAT_SETSOCKOPT,
+		    "connects_floor_fstat_setsockopt2");
 		return 0;
 	}
 	pthread_create(&th, NULL, acceptor, NULL);

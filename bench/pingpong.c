@@ -1,19 +1,58 @@
 /*
  * pingpong.c - 1-byte round trips over loopback TCP.
  *
- *   pingpong [poll] [ROUNDS]      (default 200000)
+ *   pingpong [poll] [ROUNDS]         (default 200000)
+ *   pingpong [poll] pairs [ROUNDS]   (in one process: see below)
+ *   pingpong [poll] floor [ROUNDS]   (bare: the kernel's part, see below)
  *
  * The connecting side (managed under the library, with the bench policy's
  * read and write timeouts) sends one byte and waits, in a blocking read,
  * for the echo from a forked child.  With `poll` the socket is
  * non-blocking and each round waits in poll() for POLLIN before the read,
  * as libpq does.  Prints the mean round trip in ns.
+ *
+ * "pairs" measures what the library adds inside one process, as
+ * connects.c does for connect: separate runs of a 17 µs round trip differ
+ * by a few per cent on a shared machine, far more than the library's
+ * user-space cost.  Two connections go to the same peer: A is made with
+ * libc's socket() and connect() and used with libc's write(), read() (and
+ * poll()), so that the library manages it when preloaded, with the
+ * policy's timeouts; B is made and used with raw system calls, which no
+ * interposer sees.  Blocks of BLOCK round trips alternate in the order
+ * ABBA, so both sides share the machine's load of the moment; each pair
+ * of blocks gives a difference and a ratio A/B.  Printed: the median
+ * difference per round trip with its interquartile range, and
+ * median(A)/median(B) with the median and IQR of the pair ratios (the
+ * difference cancels more of the noise than either median).  Bare (no
+ * LD_PRELOAD), both sides make the same system calls, and the same
+ * figures are the method's own error.
+ *
+ * The peer (a forked child, one thread per connection) uses raw system
+ * calls only, the same for A and B.  What the pairs include is all that
+ * the library costs a round trip, the kernel's part too: under a read
+ * timeout A's socket holds the library's SO_RCVTIMEO (ktimeo.c), so each
+ * blocking read that sleeps arms and cancels a kernel timer, which B's
+ * reads, without SO_RCVTIMEO, do not.  A block is kept short (BLOCK round
+ * trips, ~2 ms here) so that A's first read after B's block still starts
+ * within the library's steady window of its last activity (5 ms).
+ *
+ * "floor" is the kernel's part of that: the same pairs, both sides raw,
+ * A making the system calls the library makes on a steady round trip
+ * today (strace): blocking, a send(MSG_DONTWAIT) and a recv on a socket
+ * with SO_RCVTIMEO 4.346 s (the library's for a 5 s read_timeout); with
+ * poll, a write, a ppoll with a 5 s timeout in place of poll's -1, and a
+ * read.  What "pairs" adds beyond "floor" is the library's user space.
  */
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "bench.h"
+
+#define BLOCK 100
+#define MAX_PAIRS 5000
 
 static void echo(int s, long unused)
 {
@@ -35,10 +74,241 @@ static int poll_round(int c, char *b)
 	return read(c, b, 1) == 1 ? 0 : -1;
 }
 
+/* Side B's poll: the system call glibc's poll() makes on this machine. */
+static long raw_poll(struct pollfd *p)
+{
+#ifdef SYS_poll
+	return syscall(SYS_poll, p, 1, -1);
+#else
+	return syscall(SYS_ppoll, p, 1, NULL, NULL, 0);
+#endif
+}
+
+/*
+ * How a side makes its round trips: libc's calls (the library's when
+ * preloaded), raw system calls, or raw system calls as the library makes
+ * them.
+ */
+enum side { LIBC, RAW, RAW_AS_LIB };
+
+/* One round trip as the library makes it ("floor"). */
+static int as_lib_round(int c, int use_poll, char *b)
+{
+	struct pollfd p = { .fd = c, .events = POLLIN };
+	struct timespec ts = { .tv_sec = 5, .tv_nsec = 1000000 };
+
+	if (!use_poll)
+		return syscall(SYS_sendto, c, b, 1, MSG_DONTWAIT, NULL, 0) == 1 &&
+		    syscall(SYS_recvfrom, c, b, 1, 0, NULL, NULL) == 1 ? 0 : -1;
+	if (syscall(SYS_write, c, b, 1) != 1 ||
+	    syscall(SYS_ppoll, &p, 1, &ts, NULL, 0) != 1)
+		return -1;
+	return syscall(SYS_read, c, b, 1) == 1 ? 0 : -1;
+}
+
+/* One round trip of side s on c. */
+static int round_trip(int c, enum side s, int use_poll, char *b)
+{
+	struct pollfd p = { .fd = c, .events = POLLIN };
+
+	if (s == LIBC)
+		return use_poll ? poll_round(c, b) :
+		    write(c, b, 1) == 1 && read(c, b, 1) == 1 ? 0 : -1;
+	if (s == RAW_AS_LIB)
+		return as_lib_round(c, use_poll, b);
+	if (syscall(SYS_write, c, b, 1) != 1 ||
+	    (use_poll && raw_poll(&p) != 1))
+		return -1;
+	return syscall(SYS_read, c, b, 1) == 1 ? 0 : -1;
+}
+
+/* The peer's echo of one connection, in raw system calls. */
+static void *raw_echo(void *arg)
+{
+	long s = (long)arg;
+	char b;
+
+	while (syscall(SYS_read, s, &b, 1) == 1)
+		if (syscall(SYS_write, s, &b, 1) != 1)
+			break;
+	return NULL;
+}
+
+static void raw_nodelay(long s)
+{
+	int one = 1;
+
+	syscall(SYS_setsockopt, s, IPPROTO_TCP, TCP_NODELAY, &one,
+	    sizeof(one));
+}
+
+/*
+ * A raw listener on 127.0.0.1 and a forked peer that accepts two
+ * connections on it and echoes each on a thread of its own; *addr gets
+ * the listener's address, *pid the peer's.
+ */
+static void raw_peer(struct sockaddr_in *addr, pid_t *pid)
+{
+	socklen_t len = sizeof(*addr);
+	long l = syscall(SYS_socket, AF_INET, SOCK_STREAM, 0);
+
+	memset(addr, 0, sizeof(*addr));
+	addr->sin_family = AF_INET;
+	addr->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (l < 0 || syscall(SYS_bind, l, addr, len) < 0 ||
+	    syscall(SYS_listen, l, 4) < 0 ||
+	    syscall(SYS_getsockname, l, addr, &len) < 0)
+		b_die("raw listen");
+	*pid = fork();
+	if (*pid < 0)
+		b_die("fork");
+	if (*pid == 0) {
+		long s1 = syscall(SYS_accept4, l, NULL, NULL, 0);
+		long s2 = syscall(SYS_accept4, l, NULL, NULL, 0);
+		pthread_t th;
+
+		if (s1 < 0 || s2 < 0)
+			_exit(1);
+		raw_nodelay(s1);
+		raw_nodelay(s2);
+		pthread_create(&th, NULL, raw_echo, (void *)s2);
+		raw_echo((void *)s1);
+		pthread_join(th, NULL);
+		_exit(0);
+	}
+	syscall(SYS_close, l);
+}
+
+/* Side B's connection: raw system calls from socket to O_NONBLOCK. */
+static int raw_client(const struct sockaddr_in *addr, int use_poll)
+{
+	long c = syscall(SYS_socket, AF_INET, SOCK_STREAM, 0);
+
+	if (c < 0 || syscall(SYS_connect, c, addr, sizeof(*addr)) < 0)
+		b_die("raw connect");
+	raw_nodelay(c);
+	if (use_poll && syscall(SYS_fcntl, c, F_SETFL,
+	    syscall(SYS_fcntl, c, F_GETFL) | O_NONBLOCK) < 0)
+		b_die("raw fcntl");
+	return (int)c;
+}
+
+/* Nanoseconds per round trip of one block of side s on c. */
+static double block_ns(int c, enum side s, int use_poll)
+{
+	char b = 'x';
+	long long t0 = b_now_ns();
+
+	for (int i = 0; i < BLOCK; i++)
+		if (round_trip(c, s, use_poll, &b) < 0)
+			b_die("pingpong pairs");
+	return (double)(b_now_ns() - t0) / BLOCK;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sorts v[0..n) and returns its quantile p (nearest rank). */
+static double quantile(double *v, long n, double p)
+{
+	qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
+	return v[(long)(p * (double)(n - 1) + 0.5)];
+}
+
+static void print_pairs(double *a, double *b, double *d, double *r, long n,
+    const char *name)
+{
+	double d50 = quantile(d, n, 0.5), d25 = quantile(d, n, 0.25);
+	double d75 = quantile(d, n, 0.75);
+	double r50 = quantile(r, n, 0.5), r25 = quantile(r, n, 0.25);
+	double r75 = quantile(r, n, 0.75);
+	double a50 = quantile(a, n, 0.5), b50 = quantile(b, n, 0.5);
+
+	printf("%s %+.1f ns/round-trip (IQR %+.1f..%+.1f), ratio %.4f "
+	    "(pairs' %.4f, IQR %.4f..%.4f), A %.1f B %.1f ns, %ld pairs of "
+	    "%d\n", name, d50, d25, d75, a50 / b50, r50, r25, r75, a50, b50,
+	    n, BLOCK);
+}
+
+/* Side A's connection: the library's (LIBC) or raw. */
+static int side_a_client(const struct sockaddr_in *addr, enum side a,
+    int use_poll)
+{
+	struct timeval tv = { .tv_sec = 4, .tv_usec = 346000 };
+	int c;
+
+	if (a != LIBC) {
+		c = raw_client(addr, use_poll);
+		if (!use_poll && syscall(SYS_setsockopt, c, SOL_SOCKET,
+		    SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
+			b_die("raw setsockopt");
+		return c;
+	}
+	c = b_connect(addr);
+	b_nodelay(c);
+	if (use_poll && fcntl(c, F_SETFL, fcntl(c, F_GETFL) | O_NONBLOCK) < 0)
+		b_die("fcntl");
+	return c;
+}
+
+/* "pairs" and "floor": side a against RAW, ABBA blocks. */
+static void pairs(long rounds, int use_poll, enum side sa, const char *name)
+{
+	static double a[MAX_PAIRS], b[MAX_PAIRS], d[MAX_PAIRS], r[MAX_PAIRS];
+	struct sockaddr_in addr;
+	pid_t pid;
+	long n = rounds / (2 * BLOCK);
+
+	n = n < 4 ? 4 : n > MAX_PAIRS ? MAX_PAIRS : n;
+	raw_peer(&addr, &pid);
+	int ca = side_a_client(&addr, sa, use_poll);
+	int cb = raw_client(&addr, use_poll);
+
+	block_ns(ca, sa, use_poll);	/* warm both paths up */
+	block_ns(cb, RAW, use_poll);
+	for (long i = 0; i < n; i++) {
+		if (i % 2) {
+			b[i] = block_ns(cb, RAW, use_poll);
+			a[i] = block_ns(ca, sa, use_poll);
+		} else {
+			a[i] = block_ns(ca, sa, use_poll);
+			b[i] = block_ns(cb, RAW, use_poll);
+		}
+		d[i] = a[i] - b[i];
+		r[i] = a[i] / b[i];
+	}
+	if (sa == LIBC)
+		close(ca);
+	else
+		syscall(SYS_close, ca);
+	syscall(SYS_close, cb);
+	waitpid(pid, NULL, 0);
+	print_pairs(a, b, d, r, n, name);
+}
+
 int main(int argc, char **argv)
 {
-	int use_poll = argc > 1 && strcmp(argv[1], "poll") == 0;
-	long rounds = argc > 1 + use_poll ? atol(argv[1 + use_poll]) : 200000;
+	int k = 1;
+	int use_poll = argc > k && strcmp(argv[k], "poll") == 0;
+	int use_pairs, use_floor;
+
+	k += use_poll;
+	use_pairs = argc > k && strcmp(argv[k], "pairs") == 0;
+	use_floor = argc > k && strcmp(argv[k], "floor") == 0;
+	k += use_pairs || use_floor;
+	long rounds = argc > k ? atol(argv[k]) : 200000;
+
+	if (use_pairs || use_floor) {
+		pairs(rounds, use_poll, use_pairs ? LIBC : RAW_AS_LIB,
+		    use_pairs ? use_poll ? "pingpong_poll_pairs" :
+		    "pingpong_pairs" : use_poll ? "pingpong_poll_floor" :
+		    "pingpong_floor");
+		return 0;
+	}
 	pid_t pid;
 	int c = b_pair(echo, 0, &pid);
 	char b = 'x';

@@ -12,7 +12,7 @@
 set -u
 cd "$(dirname "$0")/.." || exit 2
 B=${B:-build}
-COUNT=${COUNT:-3000}
+COUNT=${COUNT:-10000}
 ROUNDS=${ROUNDS:-3}
 pin=""
 if command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -gt 1 ]; then
@@ -91,18 +91,30 @@ done | awk -v n="$COUNT" -v pin="${pin:-unpinned}" '
 # Separate runs differ by a few us at the median, as much as the library
 # adds; inside one process they share the load of every moment.
 # mixed PRE: "direct|library|sidecar p50 p90 p99 mean" averaged.
+# Each round's own ratio (what the sidecar adds over what the library
+# adds, at the median) comes out as "round RATIO", so that the spread of
+# the rounds shows next to their average.
 mixed() {
 	round=0
 	while [ $round -lt "$ROUNDS" ]; do
 		round=$((round + 1))
 		# shellcheck disable=SC2086 # $1 and $pin are command prefixes
 		$1 $pin "$RR" mixed 127.0.0.1 "$port" 127.0.0.5 "$hport" "$COUNT"
-	done | awk '{ p50[$1] += $2; p90[$1] += $3; p99[$1] += $4; k[$1]++ }
+	done | awk '{ p50[$1] += $2; p90[$1] += $3; p99[$1] += $4; k[$1]++
+		  r50[$1] = $2 }
+	    $1 == "sidecar" && k["direct"] == k["library"] &&
+	    k["library"] == k["sidecar"] {
+		lib = r50["library"] - r50["direct"]
+		printf "round %s\n", (lib > 0 ?
+		    sprintf("%.1f", (r50["sidecar"] - r50["direct"]) / lib) : "inf")
+	    }
 	    END { for (n in k) printf "%s %.2f %.2f %.2f\n", n, p50[n] / k[n],
 		p90[n] / k[n], p99[n] / k[n] }'
 }
 { mixed "$lib" | sed 's/^/on /'; mixed env | sed 's/^/off /'; } | awk \
     -v n="$COUNT" -v r="$ROUNDS" '
+	$1 == "on" && $2 == "round" { rounds = rounds (rounds == "" ? "" : ", ") $3; next }
+	$2 == "round" { next }
 	{ p50[$1 " " $2] = $3; p90[$1 " " $2] = $4; p99[$1 " " $2] = $5 }
 	function line(label, key, base) {
 	  printf "  %-24s %9.1f %9.1f %9.1f %11s\n", label, p50[key],
@@ -121,4 +133,5 @@ mixed() {
 	  err = p50["off library"] - p50["off direct"]
 	  if (lib > 0) printf "  HAProxy adds %.1fx what resolute adds (target >= 40x); the method error bare is %+.1f us\n", hap / lib, err
 	  else printf "  resolute adds nothing measurable at the median (HAProxy adds %.1f us; method error %+.1f us)\n", hap, err
+	  printf "  each round alone (HAProxy adds / resolute adds): %s\n", rounds
 	}'
