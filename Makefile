@@ -67,6 +67,7 @@ FAKED_OBJ   := $(addprefix $(B)/obj/preload/,interpose.o interpose_exec.o \
 ENGINE_OBJ  := $(filter-out $(FAKED_OBJ),$(OBJ_PRELOAD)) $(OBJ_CORE)
 ENGINE_WRAP := -Wl,--wrap=rs_clock_now_ms -Wl,--wrap=rs_clock_coarse_ms \
 	-Wl,--wrap=getpeername -Wl,--wrap=rs_stats_add \
+	-Wl,--wrap=rs_stats_add_pair \
 	-Wl,--wrap=clock_nanosleep -Wl,--wrap=rs_clock_later_ts
 ITEST_SRC := $(sort $(wildcard tests/integration/*.c))
 ITEST_BIN := $(patsubst tests/integration/%.c,$(B)/itests/%,$(ITEST_SRC))

@@ -71,7 +71,7 @@ static struct rs_budget_acct *find_acct(const struct rs_policy *p,
  * find_acct(), cached.  A rule without accounts (every table full) is not
  * cached: it asks again each time, as before.
  */
-static struct rs_budget_acct *acct_for(const struct rs_policy *p,
+static inline struct rs_budget_acct *acct_for(const struct rs_policy *p,
     const struct rs_rule *rule, const struct rs_settings *s)
 {
 	size_t i = rule && p ? (size_t)(rule - p->rules) + 1 : 0;

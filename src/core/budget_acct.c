@@ -36,7 +36,7 @@ static uint64_t window_sum(const uint64_t *words, uint32_t cur)
  * is a whole window old) takes the event there rather than erase it.
  * Counts saturate instead of wrapping into the bucket number.
  */
-static void bump(uint64_t *words, uint32_t cur)
+static inline void bump(uint64_t *words, uint32_t cur)
 {
 	uint64_t *w = &words[cur % RS_BUDGET_BUCKETS];
 	uint64_t old = __atomic_load_n(w, __ATOMIC_RELAXED), new;

@@ -34,7 +34,7 @@
 
 #define LINE_MAX_BYTES 1024
 
-static int log_level = RS_LOG_WARN;
+int rs_log_level_set = RS_LOG_WARN;
 static int log_json;
 static int log_fd = 2;
 static int log_journal;		/* prefix lines with <N> priorities */
@@ -49,11 +49,6 @@ int rs_log_level_parse(const char *s)
 	if (strcmp(s, "warning") == 0)
 		return RS_LOG_WARN;
 	return -1;
-}
-
-bool rs_log_enabled(enum rs_log_level level)
-{
-	return (int)level <= log_level;
 }
 
 /* JOURNAL_STREAM is "DEV:INODE" of the journal's stream on stderr. */
@@ -138,7 +133,7 @@ int rs_log_configure_from(bool secure, const char *(*get)(const char *))
 		if (l < 0)
 			bad = 1;
 		else
-			log_level = l;
+			rs_log_level_set = l;
 	}
 	if (fmt && *fmt) {
 		if (strcmp(fmt, "json") == 0 || strcmp(fmt, "text") == 0)

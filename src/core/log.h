@@ -60,8 +60,15 @@ void rs_log_hold(void);
 /* Writes the lines held back by rs_log_hold() and stops holding them. */
 void rs_log_flush(void);
 
-/* Returns whether lines of this level are written. */
-bool rs_log_enabled(enum rs_log_level level);
+/* The level set (log.c); read through rs_log_enabled(). */
+extern int rs_log_level_set __attribute__((visibility("hidden")));
+
+/* Returns whether lines of this level are written.  Inline: every connect
+   asks it for its debug line. */
+static inline bool rs_log_enabled(enum rs_log_level level)
+{
+	return (int)level <= rs_log_level_set;
+}
 
 /*
  * Parses "error", "warn", "info", "debug", and "warning" as a synonym of

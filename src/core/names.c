@@ -38,7 +38,7 @@ static uint64_t clock_stamp;
  * empty one is taken), so only slots[0..filled) can match: a program that
  * connects by address alone pays no scan and no lock on its connects.
  */
-static size_t filled;
+size_t rs_names_filled;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 static size_t addr_len(int family)
@@ -147,7 +147,8 @@ void rs_names_learn(const char *name, int given_family, const void *given)
 			victim = s;
 	}
 	if (!victim->stamp)
-		__atomic_store_n(&filled, filled + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&rs_names_filled, rs_names_filled + 1,
+		    __ATOMIC_RELEASE);
 	victim->stamp = ++clock_stamp;
 	victim->family = family;
 	memset(victim->addr, 0, sizeof(victim->addr));
@@ -291,20 +292,20 @@ size_t rs_names_addresses(const char *name, struct rs_name_addr *out,
 	return n;
 }
 
-bool rs_names_lookup(int given_family, const void *given, char *out,
+bool rs_names_lookup_any(int given_family, const void *given, char *out,
     size_t len)
 {
 	bool found = false;
 	struct rs_name_addr na;
 
-	if (len == 0 || !__atomic_load_n(&filled, __ATOMIC_ACQUIRE) ||
+	if (len == 0 || !__atomic_load_n(&rs_names_filled, __ATOMIC_ACQUIRE) ||
 	    !make_addr(given_family, given, &na))
 		return false;
 	int family = na.family;
 	const uint8_t *addr = na.addr;
 
 	pthread_mutex_lock(&lock);
-	for (size_t i = 0; i < filled; i++) {
+	for (size_t i = 0; i < rs_names_filled; i++) {
 		struct slot *s = &slots[i];
 
 		if (s->stamp && s->family == family &&
@@ -328,7 +329,7 @@ void rs_names_clear(void)
 	pthread_mutex_lock(&lock);
 	memset(slots, 0, sizeof(slots));
 	memset(lists, 0, sizeof(lists));
-	__atomic_store_n(&filled, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&rs_names_filled, 0, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&lock);
 }
 

@@ -80,7 +80,20 @@ size_t rs_names_addresses(const char *name, struct rs_name_addr *out,
  * truncated if need be).  Returns true when one was found; false, leaving
  * out untouched, when none was or len is 0.
  */
-bool rs_names_lookup(int family, const void *addr, char *out, size_t len);
+bool rs_names_lookup_any(int family, const void *addr, char *out,
+    size_t len);
+
+/* How many slots hold a name (names.c): 0 in a program that resolved
+   none, which every connect asks first. */
+extern size_t rs_names_filled __attribute__((visibility("hidden")));
+
+static inline bool rs_names_lookup(int family, const void *addr, char *out,
+    size_t len)
+{
+	if (!__atomic_load_n(&rs_names_filled, __ATOMIC_ACQUIRE))
+		return false;
+	return rs_names_lookup_any(family, addr, out, len);
+}
 
 /* Empties the table (tests). */
 void rs_names_clear(void);

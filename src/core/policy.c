@@ -474,18 +474,13 @@ const struct rs_settings *rs_policy_lookup(const struct rs_policy *p,
 	return &p->defaults;
 }
 
-static unsigned generation;
-
-unsigned rs_policy_generation(void)
-{
-	return __atomic_load_n(&generation, __ATOMIC_ACQUIRE);
-}
+unsigned rs_policy_generation_n;
 
 void rs_policy_free(struct rs_policy *p)
 {
 	if (!p)
 		return;
-	__atomic_add_fetch(&generation, 1, __ATOMIC_ACQ_REL);
+	__atomic_add_fetch(&rs_policy_generation_n, 1, __ATOMIC_ACQ_REL);
 	for (size_t i = 0; i < p->nrules; i++)
 		rs_match_free(&p->rules[i].match);
 	free(p->rules);

@@ -171,9 +171,15 @@ void rs_policy_free(struct rs_policy *p);
 /*
  * Counts the policies freed so far.  A cache of facts derived from a
  * policy's rules, keyed by their addresses, is stale once this moves: a
- * later policy may be allocated where a freed one was.
+ * later policy may be allocated where a freed one was.  Inline: every
+ * connect's budget accounting asks it.
  */
-unsigned rs_policy_generation(void);
+extern unsigned rs_policy_generation_n __attribute__((visibility("hidden")));
+
+static inline unsigned rs_policy_generation(void)
+{
+	return __atomic_load_n(&rs_policy_generation_n, __ATOMIC_ACQUIRE);
+}
 
 /* Returns the name of one class ("refused"), or NULL for none/several. */
 const char *rs_class_name(unsigned c);

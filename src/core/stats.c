@@ -87,6 +87,23 @@ void rs_stats_add(const struct rs_rule *rule, enum rs_stat k)
 		__atomic_fetch_add(&m->count[k], 1, __ATOMIC_RELAXED);
 }
 
+void rs_stats_add_pair(const struct rs_rule *rule, enum rs_stat a,
+    enum rs_stat b)
+{
+	struct rs_shm_metric *m;
+
+	if (!counters)
+		return;
+	size_t i = rule ? (size_t)(rule - policy->rules) + 1 : 0;
+
+	__atomic_fetch_add(&counters[i][a], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&counters[i][b], 1, __ATOMIC_RELAXED);
+	if ((m = shared_of(i, rule))) {
+		__atomic_fetch_add(&m->count[a], 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&m->count[b], 1, __ATOMIC_RELAXED);
+	}
+}
+
 /*
  * Formats the counters of rule i as "connects=3 attempts=5 ..." (json 0) or
  * "\"connects\":3,\"attempts\":5,..." (json 1).  Returns whether any is

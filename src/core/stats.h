@@ -44,6 +44,11 @@ int rs_stats_init(const struct rs_policy *p);
    and in the shared segment. */
 void rs_stats_add(const struct rs_rule *rule, enum rs_stat k);
 
+/* The same for counters a and b of one rule at once (a connect and its
+   first attempt): the rule's counters are found once. */
+void rs_stats_add_pair(const struct rs_rule *rule, enum rs_stat a,
+    enum rs_stat b);
+
 /* Returns the name of counter k ("connects", ...), or NULL. */
 const char *rs_stats_name(enum rs_stat k);
 

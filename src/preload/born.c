@@ -2,7 +2,7 @@
  * born.c - two bits per descriptor number (see born.h): plain, and
  * whether the program set SO_RCVTIMEO on it.
  *
- * The bitmaps are static, so they cost address space only: a page is touched
+ * The bitmaps are in .bss, so they cost address space only: a page is touched
  * when a socket of its range of numbers is made.  `high` bounds the words
  * ever set, so that forgetting everything at a fork touches only those.
  */
@@ -16,9 +16,9 @@
 
 #define WORDS (RS_FD_MAX / 64)
 
-static uint64_t bits[WORDS];
+uint64_t rs_born_bits[WORDS];
 /* The program set SO_RCVTIMEO on the socket socket() made on that number. */
-static uint64_t rcv_set[WORDS];
+uint64_t rs_born_rcv_bits[WORDS];
 static unsigned high;
 
 void rs_born_note(int fd, int domain, int type)
@@ -29,10 +29,11 @@ void rs_born_note(int fd, int domain, int type)
 	    (domain != AF_INET && domain != AF_INET6) ||
 	    (type & ~SOCK_CLOEXEC) != SOCK_STREAM)
 		return;
-	if (__atomic_load_n(&rcv_set[w], __ATOMIC_RELAXED) & (1ull << (fd % 64)))
-		__atomic_fetch_and(&rcv_set[w], ~(1ull << (fd % 64)),
-		    __ATOMIC_RELAXED);
-	__atomic_fetch_or(&bits[w], 1ull << (fd % 64), __ATOMIC_RELAXED);
+	uint64_t bit = 1ull << (fd % 64);
+
+	if (__atomic_load_n(&rs_born_rcv_bits[w], __ATOMIC_RELAXED) & bit)
+		__atomic_fetch_and(&rs_born_rcv_bits[w], ~bit, __ATOMIC_RELAXED);
+	__atomic_fetch_or(&rs_born_bits[w], bit, __ATOMIC_RELAXED);
 	unsigned h = __atomic_load_n(&high, __ATOMIC_RELAXED);
 
 	while (w >= h && !__atomic_compare_exchange_n(&high, &h, w + 1, true,
@@ -40,15 +41,10 @@ void rs_born_note(int fd, int domain, int type)
 		;
 }
 
-void rs_born_forget(int fd)
+void rs_born_clear(int fd)
 {
-	uint64_t bit = 1ull << ((unsigned)fd % 64);
-
-	if (fd < 0 || (unsigned)fd >= RS_FD_MAX)
-		return;
-	/* A load first: most descriptors never had the bit. */
-	if (__atomic_load_n(&bits[fd / 64], __ATOMIC_RELAXED) & bit)
-		__atomic_fetch_and(&bits[fd / 64], ~bit, __ATOMIC_RELAXED);
+	__atomic_fetch_and(&rs_born_bits[(unsigned)fd / 64],
+	    ~(1ull << ((unsigned)fd % 64)), __ATOMIC_RELAXED);
 }
 
 void rs_born_forget_range(unsigned first, unsigned last)
@@ -59,28 +55,15 @@ void rs_born_forget_range(unsigned first, unsigned last)
 		rs_born_forget((int)fd);
 }
 
-bool rs_born_plain(int fd)
-{
-	if (fd < 0 || (unsigned)fd >= RS_FD_MAX)
-		return false;
-	return (__atomic_load_n(&bits[fd / 64], __ATOMIC_RELAXED) >>
-	    (fd % 64)) & 1;
-}
-
 void rs_born_rcvtimeo_set(int fd)
 {
 	uint64_t bit = 1ull << ((unsigned)fd % 64);
 
 	if (fd < 0 || (unsigned)fd >= RS_FD_MAX)
 		return;
-	if (!(__atomic_load_n(&rcv_set[fd / 64], __ATOMIC_RELAXED) & bit))
-		__atomic_fetch_or(&rcv_set[fd / 64], bit, __ATOMIC_RELAXED);
-}
-
-bool rs_born_rcvtimeo_unset(int fd)
-{
-	return rs_born_plain(fd) && !((__atomic_load_n(&rcv_set[fd / 64],
-	    __ATOMIC_RELAXED) >> (fd % 64)) & 1);
+	if (!rs_born_test(rs_born_rcv_bits, fd))
+		__atomic_fetch_or(&rs_born_rcv_bits[fd / 64], bit,
+		    __ATOMIC_RELAXED);
 }
 
 void rs_born_forget_all(void)
@@ -88,5 +71,5 @@ void rs_born_forget_all(void)
 	unsigned h = __atomic_load_n(&high, __ATOMIC_RELAXED);
 
 	for (unsigned w = 0; w < h; w++)
-		__atomic_store_n(&bits[w], 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&rs_born_bits[w], 0, __ATOMIC_RELAXED);
 }

@@ -21,7 +21,6 @@
 #include "connect_step.h"
 #include "connect_wait.h"
 #include "dest.h"
-#include "ktimeo.h"
 #include "log.h"
 #include "names.h"
 #include "real.h"
@@ -112,17 +111,23 @@ static void log_decision(const struct rs_policy *p, const struct rs_target *t,
 }
 
 /* Fills a fresh entry for a new logical connect. */
-static void start_logical(struct rs_fd *e, const struct rs_target *t,
-    const struct rs_settings *s, const struct rs_rule *rule,
-    const struct sockaddr *sa, socklen_t len, int64_t now)
+static void start_logical(const struct rs_runtime *rt, struct rs_fd *e,
+    const struct rs_target *t, const struct rs_settings *s,
+    const struct rs_rule *rule, const struct sockaddr *sa, socklen_t len,
+    int64_t now)
 {
-	const struct rs_runtime *rt = rs_runtime_peek();
-
 	e->settings = s;
 	e->rule = rule;
-	memcpy(&e->addr, sa, len);
+	/* An IPv4 address, the common case, as two moves, not a call. */
+	if (len == sizeof(struct sockaddr_in))
+		memcpy(&e->addr, sa, sizeof(struct sockaddr_in));
+	else
+		memcpy(&e->addr, sa, len);
 	e->addrlen = len;
-	e->deadline_ms = rs_tdeadline_get();
+	/* A process or request deadline is rare: one load says there is
+	   none (runtime.h). */
+	e->deadline_ms = rs_runtime_rare_get() & (RS_RARE_DEADLINE |
+	    RS_RARE_TDEADLINE) ? rs_tdeadline_get() : RS_NEVER;
 	if (s->connect_budget_ms != RS_OFF)
 		e->deadline_ms = rs_clock_min(rs_clock_after(now,
 		    s->connect_budget_ms), e->deadline_ms);
@@ -130,36 +135,38 @@ static void start_logical(struct rs_fd *e, const struct rs_target *t,
 	if (t->host)
 		snprintf(e->host, sizeof(e->host), "%s", t->host);
 	rs_budget_note_connect(rt->policy, rule, s, now);
-	rs_stats_add(rule, RS_STAT_CONNECTS);
 	rs_fd_set_state(e, RS_FD_BACKOFF);
 }
 
 /*
  * A plain socket's own SO_SNDTIMEO is the 0 socket() gave it (born.h), and
  * so is its SO_RCVTIMEO unless the program set one: the io engine need
- * not ask the kernel for them (ktimeo.h).
+ * not ask the kernel for them (ktimeo.h).  The fresh entry already holds
+ * 0 for both and the kernel none of ours (rs_fd_claim), so knowing them is
+ * one flag each, all that rs_ktimeo_set_by_program(e, out, &zero) would
+ * change.
  */
 static void own_timeouts_known(int fd, struct rs_fd *e)
 {
-	static const struct timeval none;
-
-	rs_ktimeo_set_by_program(e, true, &none);
-	if (rs_born_rcvtimeo_unset(fd))
-		rs_ktimeo_set_by_program(e, false, &none);
+	e->own_tmo_known[1] = true;
+	e->own_tmo_known[0] = rs_born_rcvtimeo_unset(fd);
 }
 
 /*
  * Runs a new logical connect as far as connect() itself goes: to its end
  * on a blocking socket; on a non-blocking one, the first attempt's start,
  * reporting EINPROGRESS unless it already ended (then the entry of a
- * failed one is forgotten, as the kernel's answer is final).
+ * failed one is forgotten, as the kernel's answer is final).  The connect
+ * is counted here, or with its first attempt by the kernel's path.
  */
 static int first_steps(int fd, struct rs_fd *e, int flags, bool plain,
     int64_t now)
 {
+	if (plain && !(flags & O_NONBLOCK))
+		return rs_connect_run_kernel(fd, e, now);
+	rs_stats_add(e->rule, RS_STAT_CONNECTS);
 	if (!(flags & O_NONBLOCK))
-		return plain ? rs_connect_run_kernel(fd, e, now) :
-		    rs_connect_run_blocking(fd, e, flags);
+		return rs_connect_run_blocking(fd, e, flags);
 	if (rs_connect_step(fd, e, 0, now) != RS_WANT_NOTHING)
 		return -EINPROGRESS;
 	if (rs_fd_state(e) == RS_FD_CONNECTED)
@@ -211,7 +218,7 @@ int rs_connect(int fd, const struct sockaddr *sa, socklen_t len)
 	}
 	int64_t now = rs_clock_now_ms();
 
-	start_logical(e, &t, s, rule, sa, len, now);
+	start_logical(rt, e, &t, s, rule, sa, len, now);
 	if (plain)
 		own_timeouts_known(fd, e);
 	e->nonblocking = (flags & O_NONBLOCK) != 0;

@@ -28,6 +28,7 @@
 #include "log.h"
 #include "outcome.h"
 #include "real.h"
+#include "realfast.h"
 #include "retarget.h"
 #include "rng.h"
 #include "runtime.h"
@@ -147,19 +148,28 @@ static void safety_net(int fd, struct rs_fd *e, bool on)
 	}
 }
 
+/* Ends the logical connect as connected, its safety net already off. */
+static inline void connected(struct rs_fd *e, int64_t now)
+{
+	rs_retarget_note(e, 0, now);
+	rs_fd_touch(e, now);
+	rs_fd_set_state(e, RS_FD_CONNECTED);
+	if (e->attempt > 1)
+		log_attempt(RS_LOG_INFO, e, 0, -1, "connected", "");
+}
+
 /* Ends the logical connect with err (0: connected). */
 static void conclude(int fd, struct rs_fd *e, int err, int64_t now)
 {
-	int save = errno;
+	/* Most connects never needed the net: one test, no call. */
+	if (e->safety_net_set) {
+		int save = errno;
 
-	safety_net(fd, e, false);
-	errno = save;
+		safety_net(fd, e, false);
+		errno = save;
+	}
 	if (err == 0) {
-		rs_retarget_note(e, 0, now);
-		rs_fd_touch(e, now);
-		rs_fd_set_state(e, RS_FD_CONNECTED);
-		if (e->attempt > 1)
-			log_attempt(RS_LOG_INFO, e, 0, -1, "connected", "");
+		connected(e, now);
 		return;
 	}
 	e->final_error = err;
@@ -294,25 +304,30 @@ static int kernel_attempt(int fd, struct rs_fd *e, int64_t now)
 
 	if (until - now < KERNEL_MIN_MS || e->attempt || rs_fd_state(e) !=
 	    RS_FD_BACKOFF || now < e->retry_at_ms ||
-	    rs_real_setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
-		sizeof(tv)) < 0)
+	    rs_realfast_setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
+		sizeof(tv)) < 0) {
+		rs_stats_add(e->rule, RS_STAT_CONNECTS);
 		return 1;
+	}
 	e->attempt = 1;
-	rs_stats_add(e->rule, RS_STAT_ATTEMPTS);
+	rs_stats_add_pair(e->rule, RS_STAT_CONNECTS, RS_STAT_ATTEMPTS);
 	e->attempt_deadline_ms = until;
 	rs_fd_set_state(e, RS_FD_CONNECTING);
 	rs_fd_unlock(e);
-	int r = rs_real_connect(fd, (struct sockaddr *)&e->addr,
+	int r = rs_realfast_connect(fd, (struct sockaddr *)&e->addr,
 	    e->addrlen) == 0 ? 0 : -errno;
 	struct timeval zero = { 0, 0 };
 
-	rs_real_setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &zero, sizeof(zero));
+	rs_realfast_setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &zero,
+	    sizeof(zero));
 	rs_fd_lock(e);
 	/* Another thread's step may have judged the attempt meanwhile. */
 	if (rs_fd_state(e) != RS_FD_CONNECTING || e->attempt != 1)
 		return r;
+	/* The first attempt, made by the kernel's bounded wait: it never
+	   had a safety net to take down. */
 	if (r == 0)
-		conclude(fd, e, 0, rs_clock_now_ms());
+		connected(e, rs_clock_now_ms());
 	else if (r != -EINPROGRESS && r != -EINTR && r != -EALREADY)
 		after_failure(fd, e, -r, rs_clock_now_ms());
 	return r;
@@ -322,8 +337,10 @@ int rs_connect_step_kernel(int fd, struct rs_fd *e, int64_t now)
 {
 	int save = errno;
 
-	if (!rs_fd_trylock(e))
+	if (!rs_fd_trylock(e)) {
+		rs_stats_add(e->rule, RS_STAT_CONNECTS);
 		return 1;
+	}
 	int r = kernel_attempt(fd, e, now);
 
 	rs_fd_unlock(e);

@@ -46,7 +46,9 @@ enum rs_connect_want rs_connect_step(int fd, struct rs_fd *e, int ready,
  * or has ended), or 1 when it was not made (a timeout too short for the
  * kernel's timer, another thread stepping): the steps go on from there.
  * now is the time the logical connect started, a moment ago (one clock
- * read less).
+ * read less).  The logical connect is counted here (connects, and
+ * connect_attempts when the attempt is made), not by its caller: one
+ * look-up of the rule's counters for both.
  */
 int rs_connect_step_kernel(int fd, struct rs_fd *e, int64_t now);
 

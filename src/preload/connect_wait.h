@@ -33,8 +33,8 @@ int rs_connect_run_blocking(int fd, struct rs_fd *e, int flags);
  * rs_connect_run_blocking() for a plain socket (born.h): its first
  * attempt is the kernel's blocking connect (rs_connect_step_kernel), and
  * only an attempt that has to be waited for further, or that failed, goes
- * on as rs_connect_run_blocking() with the file flags read then.  now: as
- * for rs_connect_step_kernel().
+ * on as rs_connect_run_blocking() with the file flags read then.  now
+ * and the counting of the connect: as for rs_connect_step_kernel().
  */
 int rs_connect_run_kernel(int fd, struct rs_fd *e, int64_t now);
 

@@ -493,11 +493,12 @@ int rs_ept_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 
 void rs_ept_fd_changed(int fd)
 {
+	/* Most connects are made in processes with no epoll set at all. */
+	if (!rs_epi_total())
+		return;
 	int64_t next = RS_NEVER;
 	int save = errno;
 
-	if (!rs_epi_total())
-		return;
 	for (struct rs_ept_instance *i = rs_epi_all(); i; i = i->next) {
 		if (!__atomic_load_n(&i->nrecords, __ATOMIC_ACQUIRE))
 			continue;

@@ -25,6 +25,7 @@
 #include "io.h"
 #include "ktimeo.h"
 #include "real.h"
+#include "realfast.h"
 #include "resolve.h"
 #include "vfork.h"
 #include "wait.h"
@@ -58,10 +59,12 @@ EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len)
 {
 	if (rs_guard_active())
 		return rs_real_connect(fd, sa, len);
-	struct rs_fd *e = rs_fd_get(fd);
+	struct rs_fd *e;
 
-	/* A disconnect hands the socket back: the program's timeouts too. */
-	if (e && sa && len >= sizeof(sa_family_t) && sa->sa_family == AF_UNSPEC)
+	/* A disconnect hands the socket back: the program's timeouts too.
+	   (The family first: most connects are none, and need no look-up.) */
+	if (sa && len >= sizeof(sa_family_t) && sa->sa_family == AF_UNSPEC &&
+	    (e = rs_fd_get(fd)))
 		rs_ktimeo_release(e, fd);
 	int r = rs_connect(fd, sa, len);
 
@@ -92,9 +95,9 @@ static int accepted(int fd)
 
 EXPORT int socket(int domain, int type, int protocol)
 {
-	int fd = fresh(rs_real_socket(domain, type, protocol));
+	int fd = fresh(rs_realfast_socket(domain, type, protocol));
 
-	if (!vfork_child())
+	if (fd >= 0 && !vfork_child())
 		rs_born_note(fd, domain, type);
 	return fd;
 }
@@ -127,10 +130,9 @@ EXPORT int close(int fd)
 	/* Also for unmanaged fds: they may be epoll fds or recorded sockets. */
 	rs_wait_fd_closed(fd);
 	rs_born_forget(fd);
-	if (rs_fd_get(fd))
-		rs_fd_forget(fd);
+	rs_fd_forget(fd);
 	rs_httpconn_forget(fd);
-	return rs_real_close(fd);
+	return rs_realfast_close(fd);
 }
 
 EXPORT int close_range(unsigned first, unsigned last, int flags)
@@ -306,7 +308,7 @@ EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 EXPORT int setsockopt(int fd, int level, int name, const void *val,
     socklen_t len)
 {
-	int r = rs_real_setsockopt(fd, level, name, val, len);
+	int r = rs_realfast_setsockopt(fd, level, name, val, len);
 	int dir = timeo_dir(level, name);
 	struct rs_fd *e;
 

@@ -65,15 +65,15 @@ static inline void *resolved(void **slot, const char *name)
 	void *rs_real_slot_##name;                                      \
 	REAL_IN(rs_real_slot_##name, ret, name, params, args)
 
-REAL(int, connect, (int fd, const struct sockaddr *sa, socklen_t len),
+HOT(int, connect, (int fd, const struct sockaddr *sa, socklen_t len),
     (fd, sa, len))
-REAL(int, socket, (int d, int t, int p), (d, t, p))
+HOT(int, socket, (int d, int t, int p), (d, t, p))
 REAL(int, socketpair, (int d, int t, int p, int sv[2]), (d, t, p, sv))
 REAL(int, accept, (int fd, struct sockaddr *sa, socklen_t *len),
     (fd, sa, len))
 REAL(int, accept4, (int fd, struct sockaddr *sa, socklen_t *len, int fl),
     (fd, sa, len, fl))
-REAL(int, close, (int fd), (fd))
+HOT(int, close, (int fd), (fd))
 REAL(int, close_range, (unsigned a, unsigned b, int fl), (a, b, fl))
 REAL(int, dup, (int fd), (fd))
 REAL(int, dup2, (int fd, int fd2), (fd, fd2))
@@ -83,7 +83,7 @@ REAL(int, fcntl64, (int fd, int cmd, uintptr_t arg), (fd, cmd, arg))
 REAL(int, ioctl, (int fd, unsigned long req, uintptr_t arg), (fd, req, arg))
 REAL(int, getsockopt, (int fd, int lv, int nm, void *v, socklen_t *l),
     (fd, lv, nm, v, l))
-REAL(int, setsockopt, (int fd, int lv, int nm, const void *v, socklen_t l),
+HOT(int, setsockopt, (int fd, int lv, int nm, const void *v, socklen_t l),
     (fd, lv, nm, v, l))
 
 HOT(ssize_t, read, (int fd, void *b, size_t n), (fd, b, n))

@@ -1,7 +1,8 @@
 /*
  * realfast.h - inline forwarders to the real reads and writes, for the
  * exported names' fast paths (interpose_io.c) and the io engine's first
- * tries (io.c), and to epoll_ctl for its express path (epolltrack.c).
+ * tries (io.c), to epoll_ctl for its express path (epolltrack.c), and to
+ * the calls of a connect on a plain socket (connect_step.c, interpose.c).
  *
  * rs_realfast_<name>() loads the pointer real.c resolved for <name> and
  * calls it: no call into real.c, so the wrapper of a descriptor the library
@@ -59,6 +60,15 @@ RS_REALFAST(int, sendmmsg, (int fd, struct mmsghdr *v, unsigned n, int fl),
 /* For epoll_ctl's express path (epolltrack.c). */
 RS_REALFAST(int, epoll_ctl, (int ep, int op, int fd, struct epoll_event *ev),
     (ep, op, fd, ev))
+
+/* For a managed connect's own calls (connect_step.c, interpose.c): socket,
+   the kernel's attempt and its SO_SNDTIMEO pair, close. */
+RS_REALFAST(int, socket, (int d, int t, int p), (d, t, p))
+RS_REALFAST(int, connect, (int fd, const struct sockaddr *sa, socklen_t len),
+    (fd, sa, len))
+RS_REALFAST(int, setsockopt,
+    (int fd, int lv, int nm, const void *v, socklen_t l), (fd, lv, nm, v, l))
+RS_REALFAST(int, close, (int fd), (fd))
 
 #undef RS_REALFAST
 

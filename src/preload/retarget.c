@@ -73,7 +73,7 @@ void rs_retarget_next(int fd, struct rs_fd *e, int64_t now_ms)
 	rs_stats_add(e->rule, RS_STAT_FAILOVERS);
 }
 
-void rs_retarget_note(const struct rs_fd *e, int err, int64_t now_ms)
+void rs_retarget_record(const struct rs_fd *e, int err, int64_t now_ms)
 {
 	struct rs_name_addr a;
 	uint16_t port;

@@ -24,7 +24,19 @@
  */
 void rs_retarget_next(int fd, struct rs_fd *e, int64_t now_ms);
 
-/* Records the outcome of the attempt on e->addr: err 0 or an errno. */
-void rs_retarget_note(const struct rs_fd *e, int err, int64_t now_ms);
+/* rs_retarget_note() of a rule with failover. */
+void rs_retarget_record(const struct rs_fd *e, int err, int64_t now_ms);
+
+/*
+ * Records the outcome of the attempt on e->addr: err 0 or an errno.
+ * Inline: failover needs a name the program resolved, which most connects
+ * (to an address, or with no failover) lack, and every connect ends here.
+ */
+static inline void rs_retarget_note(const struct rs_fd *e, int err,
+    int64_t now_ms)
+{
+	if (e->settings->failover && e->host[0])
+		rs_retarget_record(e, err, now_ms);
+}
 
 #endif /* RS_RETARGET_H */

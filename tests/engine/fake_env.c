@@ -156,6 +156,16 @@ void __wrap_rs_stats_add(const struct rs_rule *rule, enum rs_stat k)
 		stats[k]++;
 }
 
+void __wrap_rs_stats_add_pair(const struct rs_rule *rule, enum rs_stat a,
+    enum rs_stat b);
+
+void __wrap_rs_stats_add_pair(const struct rs_rule *rule, enum rs_stat a,
+    enum rs_stat b)
+{
+	__wrap_rs_stats_add(rule, a);
+	__wrap_rs_stats_add(rule, b);
+}
+
 unsigned fk_stat(enum rs_stat k)
 {
 	return (unsigned)k < RS_STAT_COUNT ? stats[k] : 0;

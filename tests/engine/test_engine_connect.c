@@ -508,6 +508,11 @@ static void run_case(void **state)
 	if (c->want_state != RS_FD_CONNECTING &&
 	    c->want_state != RS_FD_BACKOFF)
 		assert_int_equal(fk_sock(FD)->user_timeout, 0);
+	/* A managed connect (one that made an attempt or gave up) counts
+	   once, on each path: the plain socket's kernel attempt counts it
+	   with its attempt, or alone when it makes none (a short timeout). */
+	assert_int_equal(fk_stat(RS_STAT_CONNECTS),
+	    c->attempts || c->give_ups ? 1 : 0);
 	assert_int_equal(fk_stat(RS_STAT_ATTEMPTS), c->attempts);
 	assert_int_equal(fk_stat(RS_STAT_RETRIES), c->retries);
 	assert_int_equal(fk_stat(RS_STAT_BUDGET_DENIALS), c->denials);
