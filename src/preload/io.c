@@ -59,6 +59,10 @@ static inline __attribute__((always_inline)) int choose_path(
 {
 	const struct rs_settings *s = e->settings;
 
+	/* A read of the error queue never blocks and is not the stream's
+	   activity: it neither waits nor takes a pending timeout. */
+	if (flags & MSG_ERRQUEUE)
+		return PATH_REAL;
 	if (rs_io_take_pending(e, out))
 		return -ETIMEDOUT;
 	enum rs_fd_state st = rs_fd_state(e);

@@ -163,7 +163,8 @@ static inline __attribute__((always_inline)) bool rs_io_recording_entry(
 	uint64_t w = rs_fd_flag_word(e);
 	const uint64_t nb = RS_FD_FLAG(nonblocking) | RS_FD_FLAG(shared);
 
-	return rs_io_timed(e) && !(w & (out ? RS_FD_FLAG(write_timed_out) :
+	return rs_io_timed(e) && !(flags & MSG_ERRQUEUE) &&
+	    !(w & (out ? RS_FD_FLAG(write_timed_out) :
 		RS_FD_FLAG(read_timed_out))) &&
 	    ((w & nb) == RS_FD_FLAG_TRUE(nonblocking) ||
 		(flags & MSG_DONTWAIT)) &&

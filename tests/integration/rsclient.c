@@ -25,6 +25,8 @@
  *   sendmany:BYTES     blocking writes of 64 KiB until BYTES are written;
  *                      VALUE is the total (a short write ends the step)
  *   recvn:N            recv of N bytes (N <= 65536)
+ *   errqueue:N         a read of N bytes from the error queue
+ *                      (MSG_ERRQUEUE), through via:NAME's name
  *   waitall:N          recv(MSG_WAITALL) of N bytes (N <= 65536)
  *   peek:N  peekall:N  recv(MSG_PEEK), recv(MSG_PEEK|MSG_WAITALL) of N
  *   rawclose           close the socket with a raw system call, behind
@@ -405,6 +407,8 @@ static long step_more(const char *s, int ms, char *buf)
 		return send_many(atol(s + 9), buf);
 	if (!strncmp(s, "recvn:", 6))
 		return recv(fd, buf, n, 0);
+	if (!strncmp(s, "errqueue:", 9))
+		return via_read(buf, n, MSG_ERRQUEUE);
 	if (!strncmp(s, "waitall:", 8))
 		return via_read(buf, n, MSG_WAITALL);
 	if (!strncmp(s, "peek:", 5))

@@ -227,6 +227,36 @@ static void test_bad_count_einval(void **state)
 	assert_string_equal(find_step(&r, "?writevbad").result, "EINVAL");
 }
 
+/*
+ * A read from the socket's error queue (MSG_ERRQUEUE) never blocks: with
+ * nothing queued it fails with EAGAIN at once, as bare, whether it comes
+ * right after the last activity (the steady path) or later (the long
+ * way); it is not the stream's activity, so the read after it still
+ * times out read_timeout after the request.
+ */
+static void test_errqueue_read_never_waits(void **state)
+{
+	static const char *const names[] = {
+		"via:recv", "via:recvfrom", "via:recvfromsa", "via:recvmsg",
+		"via:recvmsgctl", NULL,
+	};
+
+	(void)state;
+	for (int i = 0; names[i]; i++) {
+		struct t_run r;
+
+		run_client(&r, POLICY_800, "silent", NULL, NULL, "connect",
+		    "http", names[i], "?errqueue:64", "sleep:50",
+		    "?errqueue:65", "recv", NULL);
+		assert_failed_in(&r, "?errqueue:64", "EAGAIN",
+		    find_step(&r, names[i]).ms, 0);
+		assert_failed_in(&r, "?errqueue:65", "EAGAIN",
+		    find_step(&r, "sleep:50").ms, 0);
+		assert_failed_in(&r, "recv", "ETIMEDOUT",
+		    find_step(&r, "http").ms, 800);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -239,6 +269,7 @@ int main(void)
 		cmocka_unit_test(test_blocking_write_times_out),
 		cmocka_unit_test(test_nonblocking_write_pending),
 		cmocka_unit_test(test_bad_count_einval),
+		cmocka_unit_test(test_errqueue_read_never_waits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
