@@ -66,13 +66,15 @@ static int resume_existing(int fd, struct rs_fd *e, const struct sockaddr *sa,
 		return resume_existing(fd, e, sa, len, flags);
 	case RS_FD_FAILED: {
 		int err = rs_connect_take_error(e);
+		/* Read before the entry is given up: it is not ours after. */
+		bool unix_socket = e->addr.ss_family == AF_UNIX;
 
 		rs_fd_forget(fd);
 		/* Once its error was reported, Linux answers a connect() on
 		   the failed TCP socket with ECONNABORTED. */
 		if (err > 0)
 			return -err;
-		return e->addr.ss_family == AF_UNIX ? 1 : -ECONNABORTED;
+		return unix_socket ? 1 : -ECONNABORTED;
 	}
 	case RS_FD_CONNECTED:
 		return real_connect(fd, sa, len);
