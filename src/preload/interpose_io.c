@@ -147,18 +147,19 @@ SLOW ssize_t readv_slow(struct rs_fd *e, int fd, const struct iovec *iov,
 }
 
 /*
- * A read of the error queue (MSG_ERRQUEUE) carries no bytes of the stream
- * and never blocks: the real call, seen by neither HTTP engine.
+ * A read of the error queue (MSG_ERRQUEUE) or of the urgent byte
+ * (MSG_OOB) carries no bytes of the stream and never blocks: the real
+ * call, seen by neither HTTP engine.
  */
-#define ERRQUEUE_REAL(flags, call) \
+#define OUT_OF_STREAM_REAL(flags, call) \
 	do { \
-		if (__builtin_expect((flags) & MSG_ERRQUEUE, 0)) \
+		if (__builtin_expect((flags) & (MSG_ERRQUEUE | MSG_OOB), 0)) \
 			return call; \
 	} while (0)
 
 SLOW ssize_t recv_slow(struct rs_fd *e, int fd, void *buf, size_t n, int flags)
 {
-	ERRQUEUE_REAL(flags, rs_realfast_recv(fd, buf, n, flags));
+	OUT_OF_STREAM_REAL(flags, rs_realfast_recv(fd, buf, n, flags));
 	e = acting(e);
 
 	return rs_hook_read(fd, buf, n, flags, e ? LIBC_RET(HIO(recv, e, fd,
@@ -175,7 +176,8 @@ EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
 SLOW ssize_t recvfrom_slow(struct rs_fd *e, int fd, void *buf, size_t n,
     int flags, struct sockaddr *sa, socklen_t *len)
 {
-	ERRQUEUE_REAL(flags, rs_realfast_recvfrom(fd, buf, n, flags, sa, len));
+	OUT_OF_STREAM_REAL(flags, rs_realfast_recvfrom(fd, buf, n, flags, sa,
+	    len));
 	e = acting(e);
 
 	return rs_hook_read(fd, buf, n, flags, e ? LIBC_RET(HIO(recvfrom, e,
@@ -194,7 +196,7 @@ EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen,
 SLOW ssize_t recvmsg_slow(struct rs_fd *e, int fd, struct msghdr *msg,
     int flags)
 {
-	ERRQUEUE_REAL(flags, rs_realfast_recvmsg(fd, msg, flags));
+	OUT_OF_STREAM_REAL(flags, rs_realfast_recvmsg(fd, msg, flags));
 	e = acting(e);
 
 	ssize_t r = e ? LIBC_RET(HIO(recvmsg, e, fd, msg, flags)) :
@@ -207,7 +209,7 @@ SLOW ssize_t recvmsg_slow(struct rs_fd *e, int fd, struct msghdr *msg,
 SLOW int recvmmsg_slow(struct rs_fd *e, int fd, struct mmsghdr *v,
     unsigned n, int flags, struct timespec *tmo)
 {
-	ERRQUEUE_REAL(flags, rs_realfast_recvmmsg(fd, v, n, flags, tmo));
+	OUT_OF_STREAM_REAL(flags, rs_realfast_recvmmsg(fd, v, n, flags, tmo));
 	e = acting(e);
 	/* A socket error the HTTP engine holds goes to this call, once. */
 	int err = e ? rs_hio_take_error(e) : 0;
@@ -538,7 +540,7 @@ EXPORT_STEADY(readv, P_VEC, (fd, iov, cnt), (fd, iov, cnt), IN_ENTRY(0),
 
 /*
  * A recvmsg with room for control data (SCM_RIGHTS) takes the long way;
- * one from the error queue is the real call (ERRQUEUE_REAL).
+ * one from the error queue is the real call (OUT_OF_STREAM_REAL).
  */
 #define P_RECVMSG (int fd, struct msghdr *msg, int flags)
 ENGINE(recvmsg, P_RECVMSG, (fd, msg, flags))

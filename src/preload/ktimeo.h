@@ -73,8 +73,8 @@ static inline bool rs_ktimeo_arm(struct rs_fd *e, int fd, bool out,
  * all that io.c's path choice and rs_ktimeo_arm() would decide the long
  * way is the blocking system call under our timer: connected, blocking
  * and not shared, no timeout pending from a wait, read_timeout set and
- * ours in the kernel, none of MSG_DONTWAIT, MSG_PEEK, MSG_WAITALL and
- * MSG_ERRQUEUE (the
+ * ours in the kernel, none of MSG_DONTWAIT, MSG_PEEK, MSG_WAITALL,
+ * MSG_ERRQUEUE and MSG_OOB (the
  * entry: rs_ktimeo_steady_entry(), a few loads), no deadline that could
  * bind the thread (rs_tdeadline_none(), or a test that implies it), and
  * the call starting right after the last activity (rs_ktimeo_steady_now(),
@@ -90,7 +90,7 @@ static inline __attribute__((always_inline)) bool rs_ktimeo_steady_entry(
 
 	return (rs_fd_flag_word(e) & mask) == RS_FD_FLAG_TRUE(kt_ours) &&
 	    !(flags & (MSG_DONTWAIT | MSG_PEEK | MSG_WAITALL |
-		MSG_ERRQUEUE)) &&
+		MSG_ERRQUEUE | MSG_OOB)) &&
 	    rs_fd_state(e) == RS_FD_CONNECTED &&
 	    e->settings->read_timeout_ms != RS_OFF;
 }
