@@ -298,8 +298,8 @@ bool rs_names_lookup_any(int given_family, const void *given, char *out,
 	bool found = false;
 	struct rs_name_addr na;
 
-	if (len == 0 || !__atomic_load_n(&rs_names_filled, __ATOMIC_ACQUIRE) ||
-	    !make_addr(given_family, given, &na))
+	/* rs_names_lookup() (names.h) has asked whether any slot is filled. */
+	if (len == 0 || !make_addr(given_family, given, &na))
 		return false;
 	int family = na.family;
 	const uint8_t *addr = na.addr;

@@ -74,21 +74,13 @@ static struct rs_shm_metric *shared_of(size_t i, const struct rs_rule *rule)
 	return m;
 }
 
-void rs_stats_add(const struct rs_rule *rule, enum rs_stat k)
-{
-	struct rs_shm_metric *m;
-
-	if (!counters)
-		return;
-	size_t i = rule ? (size_t)(rule - policy->rules) + 1 : 0;
-
-	__atomic_fetch_add(&counters[i][k], 1, __ATOMIC_RELAXED);
-	if ((m = shared_of(i, rule)))
-		__atomic_fetch_add(&m->count[k], 1, __ATOMIC_RELAXED);
-}
-
-void rs_stats_add_pair(const struct rs_rule *rule, enum rs_stat a,
-    enum rs_stat b)
+/*
+ * Counts a, and b when two, for rule: in this process and in the machine's
+ * shared table.  Inline in both callers, so that each makes one look-up of
+ * the rule's counters and no test of `two` at run time.
+ */
+static inline void add(const struct rs_rule *rule, enum rs_stat a,
+    enum rs_stat b, bool two)
 {
 	struct rs_shm_metric *m;
 
@@ -97,11 +89,24 @@ void rs_stats_add_pair(const struct rs_rule *rule, enum rs_stat a,
 	size_t i = rule ? (size_t)(rule - policy->rules) + 1 : 0;
 
 	__atomic_fetch_add(&counters[i][a], 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&counters[i][b], 1, __ATOMIC_RELAXED);
+	if (two)
+		__atomic_fetch_add(&counters[i][b], 1, __ATOMIC_RELAXED);
 	if ((m = shared_of(i, rule))) {
 		__atomic_fetch_add(&m->count[a], 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&m->count[b], 1, __ATOMIC_RELAXED);
+		if (two)
+			__atomic_fetch_add(&m->count[b], 1, __ATOMIC_RELAXED);
 	}
+}
+
+void rs_stats_add(const struct rs_rule *rule, enum rs_stat k)
+{
+	add(rule, k, k, false);
+}
+
+void rs_stats_add_pair(const struct rs_rule *rule, enum rs_stat a,
+    enum rs_stat b)
+{
+	add(rule, a, b, true);
 }
 
 /*
