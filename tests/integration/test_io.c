@@ -301,11 +301,6 @@ static void test_raw_close_reused_by_socket(void **state)
 }
 
 /*
- * O_NONBLOCK set through a dup'd copy (the flag belongs to the shared
- * file, not to the number) makes the socket non-blocking: a read with no
- * data fails with EAGAIN at once, it does not wait for the read timeout.
- */
-/*
  * The program's own SO_RCVTIMEO is honoured (EAGAIN, as the kernel says),
  * and setting it again takes effect: the library reads it anew after the
  * program sets a socket option, so a cleared one leaves our read_timeout.
@@ -325,9 +320,9 @@ static void test_own_rcvtimeo_followed(void **state)
 /*
  * The program's own SO_RCVTIMEO set before the connect, on the socket
  * socket() made, is the one the kernel keeps: a read ends with EAGAIN at
- * its 200 ms, not with our ETIMEDOUT at 800, and getsockopt reads it back.
- * (The library knows such a socket's own timeouts without asking the
- * kernel unless the program set one.)
+ * its 200 ms, not with our ETIMEDOUT at 800.  (The library knows such a
+ * socket's own timeouts without asking the kernel unless the program set
+ * one.)
  */
 static void test_own_rcvtimeo_before_connect(void **state)
 {
@@ -341,6 +336,11 @@ static void test_own_rcvtimeo_before_connect(void **state)
 	assert_failed_in(&r, "recv", "ETIMEDOUT", 0, 800);
 }
 
+/*
+ * O_NONBLOCK set through a dup'd copy (the flag belongs to the shared
+ * file, not to the number) makes the socket non-blocking: a read with no
+ * data fails with EAGAIN at once, it does not wait for the read timeout.
+ */
 static void test_nonblocking_through_dup(void **state)
 {
 	struct t_run r;
