@@ -146,21 +146,19 @@ SLOW ssize_t readv_slow(struct rs_fd *e, int fd, const struct iovec *iov,
 	    cnt));
 }
 
-/*
- * A read of the error queue (MSG_ERRQUEUE) or of the urgent byte
- * (MSG_OOB) carries no bytes of the stream and never blocks: the real
- * call, seen by neither HTTP engine.
- */
-#define OUT_OF_STREAM_REAL(flags, call) \
+/* A read that carries no byte of the stream (RS_IO_OUT_OF_STREAM, ktimeo.h)
+   goes to the io engine, or is the real call: no HTTP engine sees it. */
+#define OUT_OF_STREAM(flags, e, io_call, real_call) \
 	do { \
-		if (__builtin_expect((flags) & (MSG_ERRQUEUE | MSG_OOB), 0)) \
-			return call; \
+		if (__builtin_expect((flags) & RS_IO_OUT_OF_STREAM, 0)) \
+			return e ? LIBC_RET(io_call) : real_call; \
 	} while (0)
 
 SLOW ssize_t recv_slow(struct rs_fd *e, int fd, void *buf, size_t n, int flags)
 {
-	OUT_OF_STREAM_REAL(flags, rs_realfast_recv(fd, buf, n, flags));
 	e = acting(e);
+	OUT_OF_STREAM(flags, e, rs_io_recv(e, fd, buf, n, flags),
+	    rs_real_recv(fd, buf, n, flags));
 
 	return rs_hook_read(fd, buf, n, flags, e ? LIBC_RET(HIO(recv, e, fd,
 	    buf, n, flags)) : rs_real_recv(fd, buf, n, flags));
@@ -176,9 +174,9 @@ EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
 SLOW ssize_t recvfrom_slow(struct rs_fd *e, int fd, void *buf, size_t n,
     int flags, struct sockaddr *sa, socklen_t *len)
 {
-	OUT_OF_STREAM_REAL(flags, rs_realfast_recvfrom(fd, buf, n, flags, sa,
-	    len));
 	e = acting(e);
+	OUT_OF_STREAM(flags, e, rs_io_recvfrom(e, fd, buf, n, flags, sa, len),
+	    rs_real_recvfrom(fd, buf, n, flags, sa, len));
 
 	return rs_hook_read(fd, buf, n, flags, e ? LIBC_RET(HIO(recvfrom, e,
 	    fd, buf, n, flags, sa, len)) : rs_real_recvfrom(fd, buf, n, flags,
@@ -196,8 +194,9 @@ EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen,
 SLOW ssize_t recvmsg_slow(struct rs_fd *e, int fd, struct msghdr *msg,
     int flags)
 {
-	OUT_OF_STREAM_REAL(flags, rs_realfast_recvmsg(fd, msg, flags));
 	e = acting(e);
+	OUT_OF_STREAM(flags, e, rs_io_recvmsg(e, fd, msg, flags),
+	    rs_real_recvmsg(fd, msg, flags));
 
 	ssize_t r = e ? LIBC_RET(HIO(recvmsg, e, fd, msg, flags)) :
 	    rs_real_recvmsg(fd, msg, flags);
@@ -209,8 +208,9 @@ SLOW ssize_t recvmsg_slow(struct rs_fd *e, int fd, struct msghdr *msg,
 SLOW int recvmmsg_slow(struct rs_fd *e, int fd, struct mmsghdr *v,
     unsigned n, int flags, struct timespec *tmo)
 {
-	OUT_OF_STREAM_REAL(flags, rs_realfast_recvmmsg(fd, v, n, flags, tmo));
 	e = acting(e);
+	OUT_OF_STREAM(flags, e, rs_io_recvmmsg(e, fd, v, n, flags, tmo),
+	    rs_real_recvmmsg(fd, v, n, flags, tmo));
 	/* A socket error the HTTP engine holds goes to this call, once. */
 	int err = e ? rs_hio_take_error(e) : 0;
 
@@ -540,7 +540,7 @@ EXPORT_STEADY(readv, P_VEC, (fd, iov, cnt), (fd, iov, cnt), IN_ENTRY(0),
 
 /*
  * A recvmsg with room for control data (SCM_RIGHTS) takes the long way;
- * one from the error queue is the real call (OUT_OF_STREAM_REAL).
+ * one from the error queue is the real call (RS_IO_OUT_OF_STREAM).
  */
 #define P_RECVMSG (int fd, struct msghdr *msg, int flags)
 ENGINE(recvmsg, P_RECVMSG, (fd, msg, flags))

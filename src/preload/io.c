@@ -59,15 +59,12 @@ static inline __attribute__((always_inline)) int choose_path(
 {
 	const struct rs_settings *s = e->settings;
 
-	/* A read of the error queue never blocks and is not the stream's
-	   activity: it neither waits nor takes a pending timeout.  Nor does
-	   a read of the urgent byte (MSG_OOB: EAGAIN at once while the byte
-	   the urgent pointer announced has not come), which is a byte
-	   received, so recorded as activity. */
-	if (flags & MSG_ERRQUEUE)
-		return PATH_REAL;
-	if (!out && (flags & MSG_OOB))
-		return rs_io_timed(e) ? PATH_REAL_RECORDING : PATH_REAL;
+	/* A read that carries no byte of the stream (ktimeo.h) neither waits
+	   nor takes a pending timeout.  The urgent byte is a byte received,
+	   so recorded as activity; the error queue is not. */
+	if (!out && (flags & RS_IO_OUT_OF_STREAM))
+		return (flags & MSG_OOB) && rs_io_timed(e) ?
+		    PATH_REAL_RECORDING : PATH_REAL;
 	if (rs_io_take_pending(e, out))
 		return -ETIMEDOUT;
 	enum rs_fd_state st = rs_fd_state(e);

@@ -73,14 +73,23 @@ static inline bool rs_ktimeo_arm(struct rs_fd *e, int fd, bool out,
  * all that io.c's path choice and rs_ktimeo_arm() would decide the long
  * way is the blocking system call under our timer: connected, blocking
  * and not shared, no timeout pending from a wait, read_timeout set and
- * ours in the kernel, none of MSG_DONTWAIT, MSG_PEEK, MSG_WAITALL,
- * MSG_ERRQUEUE and MSG_OOB (the
+ * ours in the kernel, none of MSG_DONTWAIT, MSG_PEEK, MSG_WAITALL and
+ * RS_IO_OUT_OF_STREAM (the
  * entry: rs_ktimeo_steady_entry(), a few loads), no deadline that could
  * bind the thread (rs_tdeadline_none(), or a test that implies it), and
  * the call starting right after the last activity (rs_ktimeo_steady_now(),
  * the coarse clock, as rs_ktimeo_arm() asks it).  False sends the call
  * the long way, which decides it anew.
  */
+/*
+ * The reads that carry no byte of the stream and never block: of the
+ * error queue, and of the urgent byte (EAGAIN at once while the byte its
+ * pointer announced has not come).  Never kernel-timed, nor waited for:
+ * io.c's choose_path() gives them the real call, and neither HTTP engine
+ * sees them (interpose_io.c).
+ */
+#define RS_IO_OUT_OF_STREAM (MSG_ERRQUEUE | MSG_OOB)
+
 static inline __attribute__((always_inline)) bool rs_ktimeo_steady_entry(
     const struct rs_fd *e, int flags)
 {
@@ -90,7 +99,7 @@ static inline __attribute__((always_inline)) bool rs_ktimeo_steady_entry(
 
 	return (rs_fd_flag_word(e) & mask) == RS_FD_FLAG_TRUE(kt_ours) &&
 	    !(flags & (MSG_DONTWAIT | MSG_PEEK | MSG_WAITALL |
-		MSG_ERRQUEUE | MSG_OOB)) &&
+		RS_IO_OUT_OF_STREAM)) &&
 	    rs_fd_state(e) == RS_FD_CONNECTED &&
 	    e->settings->read_timeout_ms != RS_OFF;
 }
