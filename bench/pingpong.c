@@ -4,6 +4,7 @@
  *   pingpong [poll] [ROUNDS]         (default 200000)
  *   pingpong [poll] pairs [ROUNDS]   (in one process: see below)
  *   pingpong [poll] floor [ROUNDS]   (bare: the kernel's part, see below)
+ *   pingpong [poll] vslibc [ROUNDS]  (in one process, against glibc itself)
  *
  * The connecting side (managed under the library, with the bench policy's
  * read and write timeouts) sends one byte and waits, in a blocking read,
@@ -42,7 +43,16 @@
  * with SO_RCVTIMEO 4.346 s (the library's for a 5 s read_timeout); with
  * poll, a write, a ppoll with a 5 s timeout in place of poll's -1, and a
  * read.  What "pairs" adds beyond "floor" is the library's user space.
+ *
+ * "vslibc" is "pairs" with B's calls made through glibc's own read(),
+ * write() and poll(), found with dlsym() in libc.so.6 itself, so that no
+ * interposer sees them: A and B then differ by the library alone, not
+ * also by glibc's wrappers (which "pairs" counts on A's side, and its bare
+ * run shows as the method's error), and bare the method's error is ~0.
+ * The figure an operator sees: the same program, with and without the
+ * library, inside one run.
  */
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -89,7 +99,35 @@ static long raw_poll(struct pollfd *p)
  * preloaded), raw system calls, or raw system calls as the library makes
  * them.
  */
-enum side { LIBC, RAW, RAW_AS_LIB };
+enum side { LIBC, RAW, RAW_AS_LIB, GLIBC };
+
+/* glibc's own calls, for side GLIBC (no interposer in between). */
+static ssize_t (*g_read)(int, void *, size_t);
+static ssize_t (*g_write)(int, const void *, size_t);
+static int (*g_poll)(struct pollfd *, nfds_t, int);
+
+static void glibc_calls(void)
+{
+	void *h = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+
+	if (h == NULL)
+		b_die("dlopen libc.so.6");
+	*(void **)&g_read = dlsym(h, "read");
+	*(void **)&g_write = dlsym(h, "write");
+	*(void **)&g_poll = dlsym(h, "poll");
+	if (!g_read || !g_write || !g_poll)
+		b_die("dlsym");
+}
+
+/* One round of side GLIBC: the program's calls, as glibc makes them. */
+static int glibc_round(int c, int use_poll, char *b)
+{
+	struct pollfd p = { .fd = c, .events = POLLIN };
+
+	if (g_write(c, b, 1) != 1 || (use_poll && g_poll(&p, 1, -1) != 1))
+		return -1;
+	return g_read(c, b, 1) == 1 ? 0 : -1;
+}
 
 /* One round trip as the library makes it ("floor"). */
 static int as_lib_round(int c, int use_poll, char *b)
@@ -116,6 +154,8 @@ static int round_trip(int c, enum side s, int use_poll, char *b)
 		    write(c, b, 1) == 1 && read(c, b, 1) == 1 ? 0 : -1;
 	if (s == RAW_AS_LIB)
 		return as_lib_round(c, use_poll, b);
+	if (s == GLIBC)
+		return glibc_round(c, use_poll, b);
 	if (syscall(SYS_write, c, b, 1) != 1 ||
 	    (use_poll && raw_poll(&p) != 1))
 		return -1;
@@ -255,8 +295,9 @@ static int side_a_client(const struct sockaddr_in *addr, enum side a,
 	return c;
 }
 
-/* "pairs" and "floor": side a against RAW, ABBA blocks. */
-static void pairs(long rounds, int use_poll, enum side sa, const char *name)
+/* "pairs", "floor" and "vslibc": side sa against sb, ABBA blocks. */
+static void pairs(long rounds, int use_poll, enum side sa, enum side sb,
+    const char *name)
 {
 	static double a[MAX_PAIRS], b[MAX_PAIRS], d[MAX_PAIRS], r[MAX_PAIRS];
 	struct sockaddr_in addr;
@@ -269,14 +310,14 @@ static void pairs(long rounds, int use_poll, enum side sa, const char *name)
 	int cb = raw_client(&addr, use_poll);
 
 	block_ns(ca, sa, use_poll);	/* warm both paths up */
-	block_ns(cb, RAW, use_poll);
+	block_ns(cb, sb, use_poll);
 	for (long i = 0; i < n; i++) {
 		if (i % 2) {
-			b[i] = block_ns(cb, RAW, use_poll);
+			b[i] = block_ns(cb, sb, use_poll);
 			a[i] = block_ns(ca, sa, use_poll);
 		} else {
 			a[i] = block_ns(ca, sa, use_poll);
-			b[i] = block_ns(cb, RAW, use_poll);
+			b[i] = block_ns(cb, sb, use_poll);
 		}
 		d[i] = a[i] - b[i];
 		r[i] = a[i] / b[i];
@@ -294,16 +335,23 @@ int main(int argc, char **argv)
 {
 	int k = 1;
 	int use_poll = argc > k && strcmp(argv[k], "poll") == 0;
-	int use_pairs, use_floor;
+	int use_pairs, use_floor, use_vs;
 
 	k += use_poll;
 	use_pairs = argc > k && strcmp(argv[k], "pairs") == 0;
 	use_floor = argc > k && strcmp(argv[k], "floor") == 0;
-	k += use_pairs || use_floor;
+	use_vs = argc > k && strcmp(argv[k], "vslibc") == 0;
+	k += use_pairs || use_floor || use_vs;
 	long rounds = argc > k ? atol(argv[k]) : 200000;
 
+	if (use_vs) {
+		glibc_calls();
+		pairs(rounds, use_poll, LIBC, GLIBC, use_poll ?
+		    "pingpong_poll_vslibc" : "pingpong_vslibc");
+		return 0;
+	}
 	if (use_pairs || use_floor) {
-		pairs(rounds, use_poll, use_pairs ? LIBC : RAW_AS_LIB,
+		pairs(rounds, use_poll, use_pairs ? LIBC : RAW_AS_LIB, RAW,
 		    use_pairs ? use_poll ? "pingpong_poll_pairs" :
 		    "pingpong_pairs" : use_poll ? "pingpong_poll_floor" :
 		    "pingpong_floor");
