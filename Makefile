@@ -196,6 +196,7 @@ $(B)/bench/%: bench/%.c
 	$(Q)$(CC) -D_GNU_SOURCE -O2 -g -Wall -Wextra $(WERROR) -o $@ $< -lpthread
 
 bench: all $(BENCH_BIN) $(B)/itests/peer ## benchmarks: figures with and without the library, as ratios
+	$(Q)scripts/deps.sh bench || echo "bench: some rows will be skipped"
 	$(Q)if [ -x scripts/bench.sh ]; then scripts/bench.sh; fi
 	$(Q)scripts/bench-sidecar.sh
 	$(Q)scripts/bench-http.sh

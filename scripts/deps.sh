@@ -4,6 +4,8 @@
 #   scripts/deps.sh        what `make test` needs
 #   scripts/deps.sh deb    also what `make deb` and its check in .ci/run
 #                          need: debhelper, lintian, promtool (prometheus)
+#   scripts/deps.sh bench  also what `make bench` measures against:
+#                          HAProxy, for the sidecar comparison
 #
 # Debian/Ubuntu.  Fast when everything is present (one dpkg-query call).
 # Missing packages are installed when run as root; otherwise the exact
@@ -21,6 +23,9 @@ postgresql postgresql-contrib redis-server redis-tools mariadb-server mariadb-cl
 libpython3.11-testsuite"
 # Real programs of tests/programs: nginx as a reverse proxy, redis-cli.
 PKGS="$PKGS nginx-light"
+if [ "${1:-}" = bench ]; then
+	PKGS="$PKGS haproxy"
+fi
 if [ "${1:-}" = deb ]; then
 	# dpkg-buildpackage also wants build-essential, always.
 	PKGS="$PKGS build-essential dpkg-dev debhelper lintian prometheus"
