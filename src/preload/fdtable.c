@@ -49,6 +49,11 @@ static bool owned_here(void)
 	    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) || was == me;
 }
 
+pid_t rs_fd_owner(void)
+{
+	return __atomic_load_n(&owner, __ATOMIC_ACQUIRE);
+}
+
 void rs_fd_each(void (*fn)(int fd, struct rs_fd *e))
 {
 	for (size_t i = 0; i < RS_FD_CHUNK; i++) {

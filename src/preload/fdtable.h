@@ -79,6 +79,7 @@ struct rs_fd {
 	uint32_t own_tmo_ms[2];		/* SO_RCVTIMEO, SO_SNDTIMEO; 0 none */
 	struct timeval own_tv[2];	/* the same, as the program set them */
 	uint32_t kt_ms[2];		/* the value of ours it holds */
+	pid_t kt_pid;			/* the table owner that set it */
 	unsigned int saved_user_timeout;	/* the program's value */
 	int http_err;			/* a socket error the HTTP engine's look
 					   took from the kernel (atomic) */
@@ -205,6 +206,9 @@ bool rs_fd_same_socket(const struct rs_fd *e, int fd);
  * then, and in a vfork child, calls that would change an entry do nothing.
  */
 void rs_fd_fork_child(void);
+
+/* Returns the process the table belongs to (no system call). */
+pid_t rs_fd_owner(void);
 
 /*
  * Calls fn for every managed descriptor.  Lock-free; for rare events (an

@@ -83,6 +83,8 @@ static void set_ours(struct rs_fd *e, bool out, bool ours)
 	if (e->kt_ours[out] == ours)
 		return;
 	rs_fd_kt_mark(e, out, ours);
+	if (ours)
+		e->kt_pid = rs_fd_owner();
 }
 
 /* Makes the kernel hold ms (ours) or the program's own value. */
@@ -205,13 +207,6 @@ void rs_ktimeo_release(struct rs_fd *e, int fd)
 /*
  * An exec would pass fd on: its kernel value goes back to the program's.
  *
- * A fork child's entries are copies of its parent's, which armed them: its
- * exec puts the program's value back just the same, on the socket the two
- * share, for the program it starts would otherwise time its blocking
- * reads by our value and see EAGAIN.  The parent's entry still says ours
- * is in the kernel: if the parent reads that socket again, its reads are
- * timed as bare ones are, by the program's own value alone (README).
- *
  * A vfork child runs this on its parent's memory, with a descriptor table
  * of its own that its dup2() and close() may have changed (the library
  * does not follow them there: fdtable.c).  So the entry's socket must
@@ -220,15 +215,16 @@ void rs_ktimeo_release(struct rs_fd *e, int fd)
  * kernel, and the entry marked so -- is what the parent would have
  * written itself before an exec.  Otherwise (another socket dup2'd over
  * the number) the entry is left alone: the child's socket is not the
- * library's, and the parent's still holds our value.  The same test keeps
- * a fork child's dup2 over the number from touching the socket it put
- * there.  An fstat per armed socket, at an exec only.
+ * library's, and the parent's still holds our value.  An fstat per armed
+ * socket, at an exec only.
  */
 static void release_inherited(int fd, struct rs_fd *e)
 {
 	int save = errno;
 
-	if ((e->kt_ours[0] || e->kt_ours[1]) &&
+	/* A fork child's entries were armed by the parent, which still
+	   relies on them: the socket is shared, so they are left alone. */
+	if ((e->kt_ours[0] || e->kt_ours[1]) && e->kt_pid == rs_fd_owner() &&
 	    !(rs_real_fcntl(fd, F_GETFD, 0) & FD_CLOEXEC) &&
 	    rs_fd_same_socket(e, fd))
 		rs_ktimeo_release(e, fd);

@@ -7,9 +7,6 @@
  *       read (which the library's read_timeout ends), prints
  *       "read ERRNAME ms=ELAPSED own=SEC.USEC", then execs itself as
  *       "show FD" with the socket inherited.
- *   sockopt_client fork PORT
- *       As inherit, but a fork() child execs "show FD" (the parent waits
- *       for it), then the parent prints "parent SO_RCVTIMEO=SEC.USEC".
  *   sockopt_client show FD
  *       Prints "child SO_RCVTIMEO=SEC.USEC" for the inherited socket.
  *   sockopt_client own PORT MS
@@ -186,27 +183,6 @@ int main(int argc, char **argv)
 		perror("execl");
 		return 2;
 	}
-	if (argc == 3 && !strcmp(argv[1], "fork")) {
-		int s = connected(atoi(argv[2]));
-		char fd[16];
-		pid_t pid;
-
-		timed_read(s);
-		snprintf(fd, sizeof(fd), "%d", s);
-		pid = fork();
-		if (pid == 0) {
-			execl(argv[0], argv[0], "show", fd, (char *)NULL);
-			perror("execl");
-			_exit(2);
-		}
-		if (pid > 0)
-			waitpid(pid, NULL, 0);
-		struct timeval tv = rcvtimeo(s);
-
-		printf("parent SO_RCVTIMEO=%ld.%06ld\n", (long)tv.tv_sec,
-		    (long)tv.tv_usec);
-		return 0;
-	}
 	if (argc == 3 && (!strcmp(argv[1], "system") ||
 	    !strcmp(argv[1], "popen") || !strcmp(argv[1], "wordexp"))) {
 		int s = connected(atoi(argv[2]));
@@ -248,7 +224,7 @@ int main(int argc, char **argv)
 		timed_read(s);
 		return 0;
 	}
-	fprintf(stderr, "usage: sockopt_client inherit|fork PORT | show FD | "
+	fprintf(stderr, "usage: sockopt_client inherit PORT | show FD | "
 	    "own PORT MS | spawn PORT | system|popen|wordexp PORT\n");
 	return 2;
 }

@@ -4,9 +4,8 @@
  * timeout fires within its window, the program reads back its own value,
  * a shorter value of its own is honoured (EAGAIN), a longer one (even
  * one past 32 bits of milliseconds) does not hide read_timeout, and a
- * program it execs (itself, or from a fork child), or starts with
- * system(), popen() or wordexp(), does not inherit the library's value on
- * the socket.
+ * program it execs, or starts with system(), popen() or wordexp(), does
+ * not inherit the library's value on the socket.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -66,21 +65,6 @@ static void test_exec_child_does_not_inherit_timeout(void **state)
 	(void)state;
 	check("version: 1\ndefaults:\n  read_timeout: 1s\n", "inherit", NULL,
 	    "ETIMEDOUT", 1000, "own=0.000000", "child SO_RCVTIMEO=0.000000");
-}
-
-/*
- * A fork() child that execs puts the program's value back on the socket it
- * inherits, as the parent's own exec would: it was the parent that armed
- * ours there (regression: the child left the library's value in the
- * kernel, so the program it ran had its blocking reads on that socket end
- * in EAGAIN after about read_timeout).  The parent still sees its own.
- */
-static void test_fork_child_exec_does_not_inherit_timeout(void **state)
-{
-	(void)state;
-	check("version: 1\ndefaults:\n  read_timeout: 1s\n", "fork", NULL,
-	    "ETIMEDOUT", 1000, "child SO_RCVTIMEO=0.000000",
-	    "parent SO_RCVTIMEO=0.000000");
 }
 
 /*
@@ -177,7 +161,6 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exec_child_does_not_inherit_timeout),
-		cmocka_unit_test(test_fork_child_exec_does_not_inherit_timeout),
 		cmocka_unit_test(test_system_child_does_not_inherit_timeout),
 		cmocka_unit_test(test_popen_child_does_not_inherit_timeout),
 		cmocka_unit_test(test_wordexp_child_does_not_inherit_timeout),
