@@ -7,6 +7,11 @@
  *       read (which the library's read_timeout ends), prints
  *       "read ERRNAME ms=ELAPSED own=SEC.USEC", then execs itself as
  *       "show FD" with the socket inherited.
+ *   sockopt_client fork PORT
+ *       Makes one blocking read (as inherit, printed "armed ERRNAME"), then
+ *       a fork() child execs "show FD" with the socket inherited, and once
+ *       it has ended the parent writes a byte and reads again, printed
+ *       "read ERRNAME ms=ELAPSED own=SEC.USEC".
  *   sockopt_client show FD
  *       Prints "child SO_RCVTIMEO=SEC.USEC" for the inherited socket.
  *   sockopt_client own PORT MS
@@ -75,7 +80,8 @@ static int connected(int port)
 	return s;
 }
 
-static void timed_read(int s)
+/* One blocking read of s, printed as "WHAT ERRNAME ms=..." */
+static void timed_read_as(int s, const char *what)
 {
 	char b;
 	long long t0 = now_ms();
@@ -83,8 +89,14 @@ static void timed_read(int s)
 	int err = r < 0 ? errno : 0;
 	struct timeval tv = rcvtimeo(s);
 
-	printf("read %s ms=%lld own=%ld.%06ld\n", err ? strerrorname_np(err) :
-	    "ok", now_ms() - t0, (long)tv.tv_sec, (long)tv.tv_usec);
+	printf("%s %s ms=%lld own=%ld.%06ld\n", what, err ?
+	    strerrorname_np(err) : "ok", now_ms() - t0, (long)tv.tv_sec,
+	    (long)tv.tv_usec);
+}
+
+static void timed_read(int s)
+{
+	timed_read_as(s, "read");
 }
 
 extern char **environ;
@@ -183,6 +195,27 @@ int main(int argc, char **argv)
 		perror("execl");
 		return 2;
 	}
+	if (argc == 3 && !strcmp(argv[1], "fork")) {
+		int s = connected(atoi(argv[2]));
+		char fd[16];
+		pid_t pid;
+
+		timed_read_as(s, "armed");
+		snprintf(fd, sizeof(fd), "%d", s);
+		pid = fork();
+		if (pid == 0) {
+			execl(argv[0], argv[0], "show", fd, (char *)NULL);
+			perror("execl");
+			_exit(2);
+		}
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+		/* Activity, so that the read waits read_timeout anew. */
+		if (write(s, "x", 1) != 1)
+			perror("write");
+		timed_read(s);
+		return 0;
+	}
 	if (argc == 3 && (!strcmp(argv[1], "system") ||
 	    !strcmp(argv[1], "popen") || !strcmp(argv[1], "wordexp"))) {
 		int s = connected(atoi(argv[2]));
@@ -224,7 +257,7 @@ int main(int argc, char **argv)
 		timed_read(s);
 		return 0;
 	}
-	fprintf(stderr, "usage: sockopt_client inherit PORT | show FD | "
+	fprintf(stderr, "usage: sockopt_client inherit|fork PORT | show FD | "
 	    "own PORT MS | spawn PORT | system|popen|wordexp PORT\n");
 	return 2;
 }

@@ -68,6 +68,22 @@ static void test_exec_child_does_not_inherit_timeout(void **state)
 }
 
 /*
+ * A fork() child that execs leaves the socket's kernel value alone: it
+ * cannot tell whether its parent still reads the socket, and the parent
+ * relies on the value (a daemon's helpers inherit its connections without
+ * using them).  The parent's next read still ends at read_timeout (the
+ * program the child runs sees the library's value: README).  A child that
+ * put the program's value back would leave that read to hang until the
+ * client's alarm.
+ */
+static void test_fork_child_exec_keeps_parent_timeout(void **state)
+{
+	(void)state;
+	check("version: 1\ndefaults:\n  read_timeout: 1s\n", "fork", NULL,
+	    "ETIMEDOUT", 1000, "armed ETIMEDOUT", NULL);
+}
+
+/*
  * The C library's own spawns (system, popen, wordexp's command
  * substitution) go through its internal exec, not the exported one: the
  * child must not inherit the library's SO_RCVTIMEO there either.
@@ -161,6 +177,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exec_child_does_not_inherit_timeout),
+		cmocka_unit_test(test_fork_child_exec_keeps_parent_timeout),
 		cmocka_unit_test(test_system_child_does_not_inherit_timeout),
 		cmocka_unit_test(test_popen_child_does_not_inherit_timeout),
 		cmocka_unit_test(test_wordexp_child_does_not_inherit_timeout),
