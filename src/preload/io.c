@@ -335,7 +335,10 @@ int rs_io_recvmmsg(struct rs_fd *e, int fd, struct mmsghdr *v, unsigned n,
 
 	if (path < 0)
 		return path;
-	if (path != PATH_TIMED_BLOCKING || tmo)
+	if (path != PATH_TIMED_BLOCKING)
+		return (int)REAL_CALL(path, e,
+		    rs_real_recvmmsg(fd, v, n, flags, tmo));
+	if (tmo)
 		return (int)rs_io_touched(e,
 		    RS_NEG_ERRNO(rs_real_recvmmsg(fd, v, n, flags, tmo)));
 	uint32_t gen = rs_fd_gen(e);
@@ -508,8 +511,8 @@ int rs_io_sendmmsg(struct rs_fd *e, int fd, struct mmsghdr *v, unsigned n,
 	if (path < 0)
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
-		return (int)rs_io_touched(e,
-		    RS_NEG_ERRNO(rs_real_sendmmsg(fd, v, n, flags)));
+		return (int)REAL_CALL(path, e,
+		    rs_real_sendmmsg(fd, v, n, flags));
 	uint32_t gen = rs_fd_gen(e);
 	int r = RS_NEG_ERRNO(rs_real_sendmmsg(fd, v, n, flags | MSG_DONTWAIT));
 	return rs_io_mmsg_rest(e, fd, true, v, n, flags, r, gen);

@@ -27,6 +27,9 @@
  *   recvn:N            recv of N bytes (N <= 65536)
  *   errqueue:N         a read of N bytes from the error queue
  *                      (MSG_ERRQUEUE), through via:NAME's name
+ *   txstamp            setsockopt(SO_TIMESTAMPING) for software send
+ *                      time stamps: each send queues a message on the
+ *                      error queue
  *   waitall:N          recv(MSG_WAITALL) of N bytes (N <= 65536)
  *   peek:N  peekall:N  recv(MSG_PEEK), recv(MSG_PEEK|MSG_WAITALL) of N
  *   rawclose           close the socket with a raw system call, behind
@@ -40,7 +43,8 @@
  *                      receive with NAME from then on (recv, recvfrom,
  *                      recvfromsa: with an address, readv, recvmsg: with
  *                      a name buffer, recvmsgctl: and room for control
- *                      data; read and readv take no flags, so recv stands
+ *                      data, recvmmsg: one message, VALUE its length;
+ *                      read and readv take no flags, so recv stands
  *                      in for them then), and send:, sendmany: write with
  *                      it (write, send, sendto, writev, sendmsg).  Every
  *                      call that succeeds must leave errno alone, and
@@ -58,6 +62,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/net_tstamp.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -223,6 +228,13 @@ static long via_read(char *buf, size_t n, int flags)
 	if (!strcmp(rvia, "recvfromsa")) {
 		r = recvfrom(fd, buf, n, flags, (void *)&sa, &len);
 		return checked(r, len != 0);
+	}
+	if (!strcmp(rvia, "recvmmsg")) {
+		struct mmsghdr mm = { .msg_hdr = { .msg_iov = v,
+			.msg_iovlen = 2 } };
+
+		r = recvmmsg(fd, &mm, 1, flags, NULL);
+		return checked(r < 0 ? r : (long)mm.msg_len, false);
 	}
 	if (!strncmp(rvia, "recvmsg", 7)) {
 		if (rvia[7]) {
@@ -409,6 +421,13 @@ static long step_more(const char *s, int ms, char *buf)
 		return recv(fd, buf, n, 0);
 	if (!strncmp(s, "errqueue:", 9))
 		return via_read(buf, n, MSG_ERRQUEUE);
+	if (!strcmp(s, "txstamp")) {
+		int v = SOF_TIMESTAMPING_TX_SOFTWARE |
+		    SOF_TIMESTAMPING_TX_SCHED | SOF_TIMESTAMPING_SOFTWARE;
+
+		return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &v,
+		    sizeof(v));
+	}
 	if (!strncmp(s, "waitall:", 8))
 		return via_read(buf, n, MSG_WAITALL);
 	if (!strncmp(s, "peek:", 5))

@@ -257,6 +257,36 @@ static void test_errqueue_read_never_waits(void **state)
 	}
 }
 
+/*
+ * A read that finds a message on the error queue (a send time stamp) is
+ * not the stream's activity either, by any read name: the read after it
+ * still times out read_timeout after the request (regression: recvmmsg
+ * recorded it, so that read timed out 500 ms late).
+ */
+static void test_errqueue_message_is_not_activity(void **state)
+{
+	static const char *const names[] = {
+		"via:recv", "via:recvfrom", "via:recvmmsg", NULL,
+	};
+
+	(void)state;
+	for (int i = 0; names[i]; i++) {
+		struct t_run r;
+
+		run_client(&r, POLICY_800, "silent", NULL, NULL, "connect",
+		    "txstamp", "http", "sleep:500", names[i], "errqueue:64",
+		    "via:recv", "recv", NULL);
+		struct t_step q = find_step(&r, "errqueue:64");
+
+		if (strcmp(q.result, "ok") || q.value <= 0)
+			t_show(&r);
+		assert_string_equal(q.result, "ok");
+		assert_true(q.value > 0);
+		assert_failed_in(&r, "recv", "ETIMEDOUT",
+		    find_step(&r, "http").ms, 800);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -270,6 +300,7 @@ int main(void)
 		cmocka_unit_test(test_nonblocking_write_pending),
 		cmocka_unit_test(test_bad_count_einval),
 		cmocka_unit_test(test_errqueue_read_never_waits),
+		cmocka_unit_test(test_errqueue_message_is_not_activity),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
