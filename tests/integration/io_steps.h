@@ -33,6 +33,23 @@ static inline long long slack(void)
 	return s < 300 ? 300 : s;
 }
 
+/*
+ * How early the kernel may end a timeout it keeps in ticks (the program's
+ * own SO_RCVTIMEO, which the library leaves to it): one tick, the coarse
+ * clock's resolution (10 ms where the kernel does not say), and 1 ms for
+ * the steps' rounding to whole ms.  A tick-based wait is counted from the
+ * tick count at its start, which lags the true time after an idle spell.
+ */
+static inline long long kernel_early_ms(void)
+{
+	struct timespec res;
+
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) != 0 || res.tv_sec ||
+	    res.tv_nsec <= 0)
+		return 11;
+	return (res.tv_nsec + 999999) / 1000000 + 1;
+}
+
 /* The parsed line of one step: "STEP RESULT VALUE ELAPSED". */
 struct t_step {
 	char result[32];
