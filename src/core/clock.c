@@ -70,14 +70,3 @@ int64_t rs_clock_epoch_to_mono_ms(int64_t epoch_ms)
 		return RS_NEVER;
 	return rs_clock_now_ms() + (epoch_ms - rs_clock_epoch_ms());
 }
-
-int rs_clock_remaining_ms(int64_t when, int64_t now)
-{
-	if (when == RS_NEVER)
-		return -1;
-	if (when <= now)
-		return 0;
-	if (when - now > INT32_MAX)
-		return INT32_MAX;
-	return (int)(when - now);
-}

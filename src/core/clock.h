@@ -73,7 +73,16 @@ static inline int64_t rs_clock_min(int64_t a, int64_t b)
  * Returns the milliseconds from now until `when`, clamped to [0, INT32_MAX]
  * so it can be given to poll(); RS_NEVER gives -1 (wait forever).
  */
-int rs_clock_remaining_ms(int64_t when, int64_t now);
+static inline int rs_clock_remaining_ms(int64_t when, int64_t now)
+{
+	if (when == RS_NEVER)
+		return -1;
+	if (when <= now)
+		return 0;
+	if (when - now > INT32_MAX)
+		return INT32_MAX;
+	return (int)(when - now);
+}
 
 /*
  * The one rounding of a kernel time value to milliseconds: up, so that a

@@ -17,23 +17,6 @@
 #include "stats.h"
 #include "tdeadline.h"
 
-/*
- * The last activity is a reading of the clock (rounded down), so the
- * timeout ends at rs_clock_after() it: never before read_timeout
- * (write_timeout) has really passed.
- */
-int64_t rs_io_deadline(const struct rs_fd *e, bool out)
-{
-	const struct rs_settings *s = e->settings;
-	uint32_t t = out ? s->write_timeout_ms : s->read_timeout_ms;
-	int64_t when = rs_io_process_deadline();
-
-	if (t != RS_OFF)
-		when = rs_clock_min(when,
-		    rs_clock_after(rs_fd_last_activity(e), t));
-	return when;
-}
-
 void rs_io_log_timeout(const struct rs_fd *e, bool out, int64_t now)
 {
 	const struct rs_settings *s = e->settings;
@@ -62,39 +45,12 @@ void rs_io_log_timeout(const struct rs_fd *e, bool out, int64_t now)
 		    "%u ms", out ? "write to" : "read from", d.text, t);
 }
 
-/*
- * The time at which direction out of e times out for a wait: at once when
- * a timeout is already pending (the next call fails without blocking, so
- * the socket counts as ready), else io_deadline().
- */
-static int64_t wait_until(const struct rs_fd *e, bool out, int64_t now)
-{
-	const bool *flag = out ? &e->write_timed_out : &e->read_timed_out;
-
-	if (__atomic_load_n(flag, __ATOMIC_ACQUIRE))
-		return now;
-	return rs_io_deadline(e, out);
-}
-
-int64_t rs_io_wait_deadline(const struct rs_fd *e, short events, int64_t now)
-{
-	int64_t when = RS_NEVER;
-
-	if (rs_fd_state(e) != RS_FD_CONNECTED)
-		return RS_NEVER;
-	if (events & POLLIN)
-		when = rs_clock_min(when, wait_until(e, false, now));
-	if (events & POLLOUT)
-		when = rs_clock_min(when, wait_until(e, true, now));
-	return when;
-}
-
 /* Marks direction out timed out if its time has come; logs it once. */
 static bool expire(struct rs_fd *e, bool out, int64_t now)
 {
 	bool *flag = out ? &e->write_timed_out : &e->read_timed_out;
 
-	if (now < wait_until(e, out, now))
+	if (now < rs_io_wait_until(e, out, now))
 		return false;
 	if (!__atomic_exchange_n(flag, true, __ATOMIC_ACQ_REL))
 		rs_io_log_timeout(e, out, now);

@@ -9,6 +9,7 @@
 #ifndef RS_IO_TIMEOUT_H
 #define RS_IO_TIMEOUT_H
 
+#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -29,9 +30,23 @@ static inline int64_t rs_io_process_deadline(void)
 /*
  * Returns the time at which a transfer in direction out (a write when
  * true) times out: read_timeout (write_timeout) after the last activity,
- * or the process deadline if sooner; RS_NEVER for neither.
+ * or the process deadline if sooner; RS_NEVER for neither.  The last
+ * activity is a reading of the clock (rounded down), so the timeout ends
+ * at rs_clock_after() it: never before read_timeout (write_timeout) has
+ * really passed.  Inline, as the two below: every wait on a timed socket
+ * asks them.
  */
-int64_t rs_io_deadline(const struct rs_fd *e, bool out);
+static inline int64_t rs_io_deadline(const struct rs_fd *e, bool out)
+{
+	const struct rs_settings *s = e->settings;
+	uint32_t t = out ? s->write_timeout_ms : s->read_timeout_ms;
+	int64_t when = rs_io_process_deadline();
+
+	if (t != RS_OFF)
+		when = rs_clock_min(when,
+		    rs_clock_after(rs_fd_last_activity(e), t));
+	return when;
+}
 
 /* Counts and logs (warn) one timeout; called once per occurrence. */
 void rs_io_log_timeout(const struct rs_fd *e, bool out, int64_t now);
@@ -49,11 +64,38 @@ static inline bool rs_io_take_pending(struct rs_fd *e, bool out)
 }
 
 /*
+ * For waits: the time at which direction out of e times out: at once when
+ * a timeout is already pending (the next call fails without blocking, so
+ * the socket counts as ready), else rs_io_deadline().
+ */
+static inline int64_t rs_io_wait_until(const struct rs_fd *e, bool out,
+    int64_t now)
+{
+	const bool *flag = out ? &e->write_timed_out : &e->read_timed_out;
+
+	if (__atomic_load_n(flag, __ATOMIC_ACQUIRE))
+		return now;
+	return rs_io_deadline(e, out);
+}
+
+/*
  * For waits: returns the monotonic time at which a wait for `events`
  * (POLLIN and/or POLLOUT) on the connected socket e would time out under
  * read_timeout/write_timeout and the process deadline, or RS_NEVER.
  */
-int64_t rs_io_wait_deadline(const struct rs_fd *e, short events, int64_t now);
+static inline int64_t rs_io_wait_deadline(const struct rs_fd *e,
+    short events, int64_t now)
+{
+	int64_t when = RS_NEVER;
+
+	if (rs_fd_state(e) != RS_FD_CONNECTED)
+		return RS_NEVER;
+	if (events & POLLIN)
+		when = rs_clock_min(when, rs_io_wait_until(e, false, now));
+	if (events & POLLOUT)
+		when = rs_clock_min(when, rs_io_wait_until(e, true, now));
+	return when;
+}
 
 /*
  * For waits: that time has passed with no event.  Marks e so that the next

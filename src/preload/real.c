@@ -108,7 +108,7 @@ HOT(ssize_t, sendmsg, (int fd, const struct msghdr *m, int fl), (fd, m, fl))
 HOT(int, sendmmsg, (int fd, struct mmsghdr *v, unsigned n, int fl),
     (fd, v, n, fl))
 
-REAL(int, poll, (struct pollfd *f, nfds_t n, int t), (f, n, t))
+HOT(int, poll, (struct pollfd *f, nfds_t n, int t), (f, n, t))
 REAL(int, ppoll,
     (struct pollfd *f, nfds_t n, const struct timespec *t, const sigset_t *m),
     (f, n, t, m))

@@ -1,7 +1,8 @@
 /*
  * realfast.h - inline forwarders to the real reads and writes, for the
  * exported names' fast paths (interpose_io.c) and the io engine's first
- * tries (io.c), to epoll_ctl for its express path (epolltrack.c), and to
+ * tries (io.c), to poll for the waits' steady state (wait.c), to
+ * epoll_ctl for its express path (epolltrack.c), and to
  * the calls of a connect on a plain socket (connect_step.c, interpose.c).
  *
  * rs_realfast_<name>() loads the pointer real.c resolved for <name> and
@@ -56,6 +57,9 @@ RS_REALFAST(int, recvmmsg,
     (fd, v, n, fl, t))
 RS_REALFAST(int, sendmmsg, (int fd, struct mmsghdr *v, unsigned n, int fl),
     (fd, v, n, fl))
+
+/* For the steady state of poll and select (wait.c). */
+RS_REALFAST(int, poll, (struct pollfd *f, nfds_t n, int t), (f, n, t))
 
 /* For epoll_ctl's express path (epolltrack.c). */
 RS_REALFAST(int, epoll_ctl, (int ep, int op, int fd, struct epoll_event *ev),

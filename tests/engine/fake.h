@@ -110,6 +110,9 @@ struct fk_step {
 #define FK_SO_ERROR_IS(f, e) { .fn = FK_SO_ERROR, .fd = (f), .so_error = (e) }
 #define FK_PEER(f) { .fn = FK_GETPEERNAME, .fd = (f) }
 #define FK_NO_PEER(f) { .fn = FK_GETPEERNAME, .fd = (f), .err = ENOTCONN }
+/* The signal mask of the last scripted ppoll. */
+extern const sigset_t *fk_ppoll_mask;
+
 /* A poll (ppoll) with timeout t that finds nothing: the clock moves t. */
 #define FK_POLL_QUIET(t) \
 	{ .fn = FK_POLL, .fd = -1, .check_tmo = true, .tmo_ms = (t) }

@@ -24,7 +24,7 @@ void *rs_real_slot_read, *rs_real_slot_readv, *rs_real_slot_recv,
     *rs_real_slot_writev, *rs_real_slot_send, *rs_real_slot_sendto,
     *rs_real_slot_sendmsg, *rs_real_slot_recvmmsg, *rs_real_slot_sendmmsg,
     *rs_real_slot_epoll_ctl, *rs_real_slot_socket, *rs_real_slot_connect,
-    *rs_real_slot_setsockopt, *rs_real_slot_close;
+    *rs_real_slot_setsockopt, *rs_real_slot_close, *rs_real_slot_poll;
 
 /* ---- connect and socket options ---- */
 

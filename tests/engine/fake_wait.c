@@ -83,10 +83,12 @@ int rs_real_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 	return poll_step(FK_POLL, fds, n, timeout_ms);
 }
 
+const sigset_t *fk_ppoll_mask;
+
 int rs_real_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
     const sigset_t *mask)
 {
-	(void)mask;
+	fk_ppoll_mask = mask;
 	return poll_step(FK_PPOLL, fds, n, fk_tmo_of(tmo));
 }
 

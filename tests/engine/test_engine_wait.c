@@ -73,12 +73,12 @@ static const struct wait_case cases[] = {
 		.policy = POLICY("3", "off", "off"), .start = CONNECTING,
 		.call = POLL, .events = POLLOUT, .timeout_ms = 5000,
 		.steps = {
-			FK_PPOLL_READY(1001, 2, FD, REFUSED_EV),
+			FK_POLL_READY(1001, 2, FD, REFUSED_EV),
 			FK_SO_ERROR_IS(FD, ECONNREFUSED),
 			FK_DISSOLVE(FD),
-			FK_PPOLL_QUIET(101),
+			FK_POLL_QUIET(101),
 			FK_CONNECT_START(FD),
-			FK_PPOLL_READY(1001, 3, FD, POLLOUT),
+			FK_POLL_READY(1001, 3, FD, POLLOUT),
 			FK_SO_ERROR_IS(FD, 0),
 			FK_PEER(FD),
 		},
@@ -91,7 +91,7 @@ static const struct wait_case cases[] = {
 		.policy = POLICY("3", "off", "off"), .start = CONNECTING,
 		.call = POLL, .events = POLLIN | POLLOUT, .timeout_ms = -1,
 		.steps = {
-			FK_PPOLL_READY(1001, 9, FD, POLLOUT),
+			FK_POLL_READY(1001, 9, FD, POLLOUT),
 			FK_SO_ERROR_IS(FD, 0),
 			FK_PEER(FD),
 		},
@@ -102,7 +102,7 @@ static const struct wait_case cases[] = {
 		.name = "poll: the program's timeout ends before the connect",
 		.policy = POLICY("3", "off", "off"), .start = CONNECTING,
 		.call = POLL, .events = POLLOUT, .timeout_ms = 50,
-		.steps = { FK_PPOLL_QUIET(51) },
+		.steps = { FK_POLL_QUIET(51) },
 		.want = 0, .want_revents = 0, .want_ms = 51,
 	},
 	{
@@ -111,11 +111,11 @@ static const struct wait_case cases[] = {
 		.policy = POLICY("2", "off", "off"), .start = CONNECTING,
 		.call = POLL, .events = POLLOUT, .timeout_ms = -1,
 		.steps = {
-			FK_PPOLL_QUIET(1001),
+			FK_POLL_QUIET(1001),
 			FK_TIMED_OUT(FD),
-			FK_PPOLL_QUIET(101),
+			FK_POLL_QUIET(101),
 			FK_CONNECT_START(FD),
-			FK_PPOLL_READY(1001, 4, FD, POLLOUT),
+			FK_POLL_READY(1001, 4, FD, POLLOUT),
 			FK_SO_ERROR_IS(FD, 0),
 			FK_PEER(FD),
 		},
@@ -127,7 +127,7 @@ static const struct wait_case cases[] = {
 		.policy = POLICY("1", "off", "off"), .start = CONNECTING,
 		.call = POLL, .events = POLLIN, .timeout_ms = -1,
 		.steps = {
-			FK_PPOLL_READY(1001, 1, FD, REFUSED_EV),
+			FK_POLL_READY(1001, 1, FD, REFUSED_EV),
 			FK_SO_ERROR_IS(FD, ECONNREFUSED),
 			FK_DISSOLVE(FD),
 		},
@@ -141,10 +141,10 @@ static const struct wait_case cases[] = {
 		.call = POLL, .events = POLLOUT, .with_other = true,
 		.timeout_ms = -1,
 		.steps = {
-			FK_PPOLL_READY(1001, 2, FD, REFUSED_EV),
+			FK_POLL_READY(1001, 2, FD, REFUSED_EV),
 			FK_SO_ERROR_IS(FD, ECONNREFUSED),
 			FK_DISSOLVE(FD),
-			FK_PPOLL_READY(101, 30, OTHER, POLLIN),
+			FK_POLL_READY(101, 30, OTHER, POLLIN),
 		},
 		.want = 1, .want_revents = 0, .want_ms = 32,
 		WATCHED({ 0, POLLOUT }, { 1, (unsigned)-1 }),
@@ -153,7 +153,7 @@ static const struct wait_case cases[] = {
 		.name = "poll: a signal ends the wait with EINTR",
 		.policy = POLICY("3", "off", "off"), .start = CONNECTING,
 		.call = POLL, .events = POLLOUT, .timeout_ms = -1,
-		.steps = { FK_PPOLL_EINTR(20) },
+		.steps = { FK_POLL_EINTR(20) },
 		.want = -EINTR, .want_ms = 20,
 	},
 	{
@@ -161,7 +161,7 @@ static const struct wait_case cases[] = {
 			"ETIMEDOUT",
 		.policy = POLICY("3", "500ms", "off"), .start = CONNECTED,
 		.call = POLL, .events = POLLIN, .timeout_ms = -1,
-		.steps = { FK_PPOLL_QUIET(501), FK_PPOLL_QUIET(0) },
+		.steps = { FK_POLL_QUIET(501), FK_POLL_QUIET(0) },
 		.want = 1, .want_revents = POLLIN, .want_ms = 501,
 		.want_read = -ETIMEDOUT,
 	},
@@ -169,7 +169,7 @@ static const struct wait_case cases[] = {
 		.name = "poll: data before read_timeout is the kernel's answer",
 		.policy = POLICY("3", "500ms", "off"), .start = CONNECTED,
 		.call = POLL, .events = POLLIN, .timeout_ms = 2000,
-		.steps = { FK_PPOLL_READY(501, 40, FD, POLLIN) },
+		.steps = { FK_POLL_READY(501, 40, FD, POLLIN) },
 		.want = 1, .want_revents = POLLIN, .want_ms = 40,
 	},
 	{
@@ -178,7 +178,7 @@ static const struct wait_case cases[] = {
 		.policy = POLICY("3", "500ms", "off"), .start = CONNECTED,
 		.call = POLL, .events = POLLIN, .with_other = true,
 		.timeout_ms = -1,
-		.steps = { FK_PPOLL_READY(501, 30, OTHER, POLLIN) },
+		.steps = { FK_POLL_READY(501, 30, OTHER, POLLIN) },
 		.want = 1, .want_revents = 0, .want_ms = 30,
 	},
 	{
@@ -186,7 +186,7 @@ static const struct wait_case cases[] = {
 			"the program's",
 		.policy = POLICY("3", "500ms", "off"), .start = CONNECTED,
 		.call = POLL, .events = POLLIN, .timeout_ms = 2000,
-		.steps = { FK_PPOLL_EINTR(20) },
+		.steps = { FK_POLL_EINTR(20) },
 		.want = -EINTR, .want_ms = 20,
 	},
 	{
@@ -194,7 +194,7 @@ static const struct wait_case cases[] = {
 			"reported",
 		.policy = POLICY("3", "500ms", "off"), .start = CONNECTED,
 		.call = POLL, .events = POLLIN, .timeout_ms = 200,
-		.steps = { FK_PPOLL_QUIET(201) },
+		.steps = { FK_POLL_QUIET(201) },
 		.want = 0, .want_ms = 201,
 	},
 	{
@@ -209,7 +209,7 @@ static const struct wait_case cases[] = {
 		.policy = POLICY("3", "off", "off"), .start = CONNECTING,
 		.call = PPOLL, .events = POLLOUT, .timeout_ms = 3000,
 		.steps = {
-			FK_PPOLL_READY(1001, 8, FD, POLLOUT),
+			FK_POLL_READY(1001, 8, FD, POLLOUT),
 			FK_SO_ERROR_IS(FD, 0),
 			FK_PEER(FD),
 		},
@@ -220,7 +220,7 @@ static const struct wait_case cases[] = {
 		.policy = POLICY("3", "off", "off"), .start = CONNECTING,
 		.call = SELECT, .events = POLLOUT, .timeout_ms = 1000,
 		.steps = {
-			FK_PPOLL_READY(1001, 3, FD, POLLOUT),
+			FK_POLL_READY(1001, 3, FD, POLLOUT),
 			FK_SO_ERROR_IS(FD, 0),
 			FK_PEER(FD),
 		},
@@ -232,7 +232,7 @@ static const struct wait_case cases[] = {
 		.policy = POLICY("1", "off", "off"), .start = CONNECTING,
 		.call = SELECT, .events = POLLIN | POLLOUT, .timeout_ms = -1,
 		.steps = {
-			FK_PPOLL_READY(1001, 1, FD, REFUSED_EV),
+			FK_POLL_READY(1001, 1, FD, REFUSED_EV),
 			FK_SO_ERROR_IS(FD, ECONNREFUSED),
 			FK_DISSOLVE(FD),
 		},
@@ -242,7 +242,7 @@ static const struct wait_case cases[] = {
 		.name = "select: read_timeout reported as readable",
 		.policy = POLICY("3", "300ms", "off"), .start = CONNECTED,
 		.call = SELECT, .events = POLLIN, .timeout_ms = -1,
-		.steps = { FK_PPOLL_QUIET(301), FK_PPOLL_QUIET(0) },
+		.steps = { FK_POLL_QUIET(301), FK_POLL_QUIET(0) },
 		.want = 1, .want_revents = POLLIN, .want_ms = 301,
 		.want_read = -ETIMEDOUT,
 	},
@@ -260,14 +260,14 @@ static const struct wait_case cases[] = {
 		.name = "pselect: write_timeout reported as writable",
 		.policy = POLICY("3", "off", "200ms"), .start = CONNECTED,
 		.call = PSELECT, .events = POLLOUT, .timeout_ms = 1000,
-		.steps = { FK_PPOLL_QUIET(201), FK_PPOLL_QUIET(0) },
+		.steps = { FK_POLL_QUIET(201), FK_POLL_QUIET(0) },
 		.want = 1, .want_revents = POLLOUT, .want_ms = 201,
 	},
 	{
 		.name = "pselect: the program's timeout first",
 		.policy = POLICY("3", "off", "off"), .start = CONNECTING,
 		.call = PSELECT, .events = POLLOUT, .timeout_ms = 70,
-		.steps = { FK_PPOLL_QUIET(71) },
+		.steps = { FK_POLL_QUIET(71) },
 		.want = 0, .want_ms = 71,
 	},
 };
@@ -360,7 +360,7 @@ static void run_case(void **state)
 static void test_many_involved(void **state)
 {
 	static const struct fk_step steps[] = {
-		FK_PPOLL_READY(501, 6, FD + 69, POLLIN),
+		FK_POLL_READY(501, 6, FD + 69, POLLIN),
 		FK_STOP,
 	};
 	struct pollfd p[70];
@@ -396,11 +396,49 @@ static void test_ppoll_invalid_timeout(void **state)
 	fk_done();
 }
 
+/*
+ * A wait with no signal mask to set is the kernel's poll, with the time
+ * in milliseconds (cheaper than ppoll, which writes the time left back);
+ * the program's mask makes it ppoll with that mask, for ppoll and pselect
+ * alike.
+ */
+static void test_signal_mask_keeps_ppoll(void **state)
+{
+	static const struct fk_step steps[] = {
+		FK_POLL_READY(501, 5, FD, POLLIN),
+		/* No read in between: the socket has been idle 5 ms more. */
+		FK_PPOLL_READY(496, 5, FD, POLLIN),
+		FK_PPOLL_READY(491, 5, FD, POLLIN),
+		FK_STOP,
+	};
+	struct timespec ts = { 3, 0 };
+	struct pollfd p = { FD, POLLIN, 0 };
+	sigset_t mask;
+	fd_set r;
+
+	(void)state;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGUSR1);
+	fk_script(steps);
+	fk_connected(FD, fk_policy(POLICY("3", "500ms", "off")), false);
+	assert_int_equal(rs_wait_ppoll(&p, 1, &ts, NULL), 1);
+	fk_ppoll_mask = NULL;
+	assert_int_equal(rs_wait_ppoll(&p, 1, &ts, &mask), 1);
+	assert_ptr_equal(fk_ppoll_mask, &mask);
+	fk_ppoll_mask = NULL;
+	FD_ZERO(&r);
+	FD_SET(FD, &r);
+	assert_int_equal(rs_wait_pselect(FD + 1, &r, NULL, NULL, &ts, &mask),
+	    1);
+	assert_ptr_equal(fk_ppoll_mask, &mask);
+	fk_done();
+}
+
 /* A closed descriptor in a select set is EBADF, as Linux select says. */
 static void test_select_bad_descriptor(void **state)
 {
 	static const struct fk_step steps[] = {
-		FK_PPOLL_READY(501, 0, OTHER, POLLNVAL),
+		FK_POLL_READY(501, 0, OTHER, POLLNVAL),
 		FK_STOP,
 	};
 	fd_set r;
@@ -425,8 +463,8 @@ static void test_select_bad_descriptor(void **state)
 static void test_select_hangup_in_exceptfds(void **state)
 {
 	static const struct fk_step steps[] = {
-		FK_PPOLL_READY(501, 10, OTHER, POLLHUP),
-		FK_PPOLL_READY(491, 20, FD, POLLIN),
+		FK_POLL_READY(501, 10, OTHER, POLLHUP),
+		FK_POLL_READY(491, 20, FD, POLLIN),
 		FK_STOP,
 	};
 	fd_set r, x;
@@ -454,6 +492,7 @@ int main(void)
 	const struct CMUnitTest more[] = {
 		cmocka_unit_test(test_many_involved),
 		cmocka_unit_test(test_ppoll_invalid_timeout),
+		cmocka_unit_test(test_signal_mask_keeps_ppoll),
 		cmocka_unit_test(test_select_bad_descriptor),
 		cmocka_unit_test(test_select_hangup_in_exceptfds),
 	};
