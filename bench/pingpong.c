@@ -41,8 +41,7 @@
  * A making the system calls the library makes on a steady round trip
  * today (strace): blocking, a send(MSG_DONTWAIT) and a recv on a socket
  * with SO_RCVTIMEO 4.346 s (the library's for a 5 s read_timeout); with
- * poll, a write, a ppoll with a 5 s timeout in place of poll's -1, and a
- * read.  What "pairs" adds beyond "floor" is the library's user space.
+ * poll, a write, a poll with a 5 s timeout in place of -1, and a read.  What "pairs" adds beyond "floor" is the library's user space.
  *
  * "vslibc" is "pairs" with B's calls made through glibc's own read(),
  * write() and poll(), found with dlsym() in libc.so.6 itself, so that no
@@ -133,14 +132,21 @@ static int glibc_round(int c, int use_poll, char *b)
 static int as_lib_round(int c, int use_poll, char *b)
 {
 	struct pollfd p = { .fd = c, .events = POLLIN };
-	struct timespec ts = { .tv_sec = 5, .tv_nsec = 1000000 };
 
 	if (!use_poll)
 		return syscall(SYS_sendto, c, b, 1, MSG_DONTWAIT, NULL, 0) == 1 &&
 		    syscall(SYS_recvfrom, c, b, 1, 0, NULL, NULL) == 1 ? 0 : -1;
+#ifdef SYS_poll
+	if (syscall(SYS_write, c, b, 1) != 1 ||
+	    syscall(SYS_poll, &p, 1, 5001) != 1)
+		return -1;
+#else
+	struct timespec ts = { .tv_sec = 5, .tv_nsec = 1000000 };
+
 	if (syscall(SYS_write, c, b, 1) != 1 ||
 	    syscall(SYS_ppoll, &p, 1, &ts, NULL, 0) != 1)
 		return -1;
+#endif
 	return syscall(SYS_read, c, b, 1) == 1 ? 0 : -1;
 }
 
