@@ -50,7 +50,7 @@ static bool expire(struct rs_fd *e, bool out, int64_t now)
 {
 	bool *flag = out ? &e->write_timed_out : &e->read_timed_out;
 
-	if (now < rs_io_wait_until(e, out, now))
+	if (now < rs_io_wait_deadline(e, out ? POLLOUT : POLLIN, now))
 		return false;
 	if (!__atomic_exchange_n(flag, true, __ATOMIC_ACQ_REL))
 		rs_io_log_timeout(e, out, now);

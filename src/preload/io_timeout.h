@@ -63,38 +63,44 @@ static inline bool rs_io_take_pending(struct rs_fd *e, bool out)
 	    __atomic_exchange_n(flag, false, __ATOMIC_ACQ_REL);
 }
 
-/*
- * For waits: the time at which direction out of e times out: at once when
- * a timeout is already pending (the next call fails without blocking, so
- * the socket counts as ready), else rs_io_deadline().
- */
-static inline int64_t rs_io_wait_until(const struct rs_fd *e, bool out,
-    int64_t now)
-{
-	const bool *flag = out ? &e->write_timed_out : &e->read_timed_out;
-
-	if (__atomic_load_n(flag, __ATOMIC_ACQUIRE))
-		return now;
-	return rs_io_deadline(e, out);
-}
+/* rs_io_wait_due() for a timeout already pending: due at once (below
+   any time). */
+#define RS_IO_DUE_NOW INT64_MIN
 
 /*
- * For waits: returns the monotonic time at which a wait for `events`
- * (POLLIN and/or POLLOUT) on the connected socket e would time out under
- * read_timeout/write_timeout and the process deadline, or RS_NEVER.
+ * For waits, without the time: when a wait for `events` (POLLIN and/or
+ * POLLOUT) on the connected socket e times out under read_timeout/
+ * write_timeout and the process deadline; RS_IO_DUE_NOW when a timeout
+ * is already pending (the next call fails without blocking, so the
+ * socket counts as ready), RS_NEVER for none.  A few loads: a wait on a
+ * socket with nothing to time reads no clock.
  */
-static inline int64_t rs_io_wait_deadline(const struct rs_fd *e,
-    short events, int64_t now)
+static inline int64_t rs_io_wait_due(const struct rs_fd *e, short events)
 {
 	int64_t when = RS_NEVER;
 
 	if (rs_fd_state(e) != RS_FD_CONNECTED)
 		return RS_NEVER;
-	if (events & POLLIN)
-		when = rs_clock_min(when, rs_io_wait_until(e, false, now));
-	if (events & POLLOUT)
-		when = rs_clock_min(when, rs_io_wait_until(e, true, now));
+	if (events & POLLIN) {
+		if (__atomic_load_n(&e->read_timed_out, __ATOMIC_ACQUIRE))
+			return RS_IO_DUE_NOW;
+		when = rs_io_deadline(e, false);
+	}
+	if (events & POLLOUT) {
+		if (__atomic_load_n(&e->write_timed_out, __ATOMIC_ACQUIRE))
+			return RS_IO_DUE_NOW;
+		when = rs_clock_min(when, rs_io_deadline(e, true));
+	}
 	return when;
+}
+
+/* rs_io_wait_due() with the time now: a pending timeout is due now. */
+static inline int64_t rs_io_wait_deadline(const struct rs_fd *e,
+    short events, int64_t now)
+{
+	int64_t when = rs_io_wait_due(e, events);
+
+	return when == RS_IO_DUE_NOW ? now : when;
 }
 
 /*

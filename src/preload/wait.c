@@ -4,8 +4,9 @@
  * waitepoll.c, over epolltrack.c and epollwait.c.
  *
  * A wait that involves a managed socket whose connect is pending, failed
- * or whose read/write timeout may expire runs as a loop of real ppoll
- * calls: pending connects are stepped, sockets backing off are hidden from
+ * or whose read/write timeout may expire runs as a loop of real poll
+ * calls (ppoll where the program's signal mask is to be set): pending
+ * connects are stepped, sockets backing off are hidden from
  * the kernel, internal events are swallowed and the loop waits again with
  * the time the program has left.  Every other wait costs one table lookup
  * per descriptor and goes straight to the kernel.  select and pselect are
@@ -24,6 +25,7 @@
 #include "connect_step.h"
 #include "fdtable.h"
 #include "httpwait.h"
+#include "io.h"
 #include "io_timeout.h"
 #include "real.h"
 #include "realfast.h"
@@ -45,10 +47,11 @@ struct watched {
 	bool http_ready;	/* the kernel reported it to the engine */
 };
 
-/* involved()'s *due for a descriptor with more to it than a timeout, and
-   steady_due()'s answer for a wait that needs more than a timer.  Below
-   any time. */
-#define NOT_TIMED_ONLY INT64_MIN
+/* involvement() of a descriptor with more to it than a timeout, and
+   steady_due()'s answer for a wait that needs more than a timer.  The
+   value of RS_IO_DUE_NOW, below any time: a timeout already pending is
+   more than a timer too. */
+#define NOT_TIMED_ONLY RS_IO_DUE_NOW
 
 /* One wait in progress. */
 struct pwait {
@@ -61,30 +64,55 @@ struct pwait {
 };
 
 /*
- * Returns whether the wait must look after e: its connect is pending, or
- * failed and not yet reported, or a read/write deadline applies.  *due is
- * that deadline when it is the only reason, else NOT_TIMED_ONLY.
+ * What the wait must look after e for: NOT_TIMED_ONLY when its connect is
+ * pending, or failed and not yet reported, or an HTTP response is judged,
+ * or a timeout is pending; else its read/write deadline, RS_NEVER for
+ * none (the wait need not look after it).  No clock: a socket with
+ * nothing to time costs a few loads.
  */
-static inline __attribute__((always_inline)) bool involved(
-    const struct rs_fd *e, short events, int64_t now,
-    int64_t *due)
+static inline __attribute__((always_inline)) int64_t involvement(
+    const struct rs_fd *e, short events)
 {
-	*due = NOT_TIMED_ONLY;
 	if ((events & POLLIN) && rs_hwait_wanted(e))
-		return true;
+		return NOT_TIMED_ONLY;
 	switch (rs_fd_state(e)) {
 	case RS_FD_CONNECTING:
 	case RS_FD_BACKOFF:
-		return true;
+		return NOT_TIMED_ONLY;
 	case RS_FD_FAILED:
-		return e->final_error != 0;
+		return e->final_error ? NOT_TIMED_ONLY : RS_NEVER;
 	case RS_FD_CONNECTED:
-		events &= POLLIN | POLLOUT;
-		return events &&
-		    (*due = rs_io_wait_deadline(e, events, now)) != RS_NEVER;
+		return rs_io_wait_due(e, events & (POLLIN | POLLOUT));
 	default:
-		return false;
+		return RS_NEVER;
 	}
+}
+
+/*
+ * steady_due() from fds[0] on, whose entry e has something to time or
+ * look after.  Out of line: see steady_due().
+ */
+static __attribute__((noinline)) int64_t steady_due_from(
+    const struct pollfd *fds, nfds_t n, const struct rs_fd *e,
+    int64_t *now)
+{
+	int64_t next = RS_NEVER;
+
+	for (nfds_t i = 0; i < n; i++) {
+		if (i && !(e = rs_fd_get(fds[i].fd)))
+			continue;
+		int64_t due = involvement(e, fds[i].events);
+
+		if (due == NOT_TIMED_ONLY) {
+			*now = rs_clock_now_ms();
+			return NOT_TIMED_ONLY;
+		}
+		next = rs_clock_min(next, due);
+	}
+	if (next == RS_NEVER)
+		return RS_NEVER;
+	*now = rs_clock_now_ms();
+	return next <= *now ? NOT_TIMED_ONLY : next;
 }
 
 /*
@@ -93,47 +121,33 @@ static inline __attribute__((always_inline)) bool involved(
  * descriptors in fds, RS_NEVER when none is timed (the library has
  * nothing to do), or NOT_TIMED_ONLY when one needs more than a timer (a
  * pending connect, a failure to report, an HTTP response being judged)
- * or is due already.  The clock is read only when a managed descriptor is
- * met: *now gets the time and *read says whether it was read.
+ * or is due already.  The clock is read, into *now, only when the answer
+ * is not RS_NEVER.  Inline, up to the first descriptor the library has
+ * something to do for: a wait on unmanaged descriptors and sockets with
+ * nothing to time (the default policy's) makes no call of its own.
  */
-static int64_t steady_due(const struct pollfd *fds, nfds_t n, int64_t *now,
-    bool *read)
+static inline int64_t steady_due(const struct pollfd *fds, nfds_t n,
+    int64_t *now)
 {
-	int64_t next = RS_NEVER;
-
 	for (nfds_t i = 0; i < n; i++) {
-		struct rs_fd *e = rs_fd_get(fds[i].fd);
-		int64_t due;
+		const struct rs_fd *e = rs_fd_get(fds[i].fd);
 
-		if (!e)
-			continue;
-		if (!*read) {
-			*now = rs_clock_now_ms();
-			*read = true;
-		}
-		if (!involved(e, fds[i].events, *now, &due))
-			continue;
-		if (due <= *now)
-			return NOT_TIMED_ONLY;
-		next = rs_clock_min(next, due);
+		if (e && !rs_io_plain(e))
+			return steady_due_from(fds + i, n - i, e, now);
 	}
-	return next;
+	return RS_NEVER;
 }
 
-/*
- * Counts the involved entries, filling items with the first cap of them;
- * now is the time.
- */
+/* Counts the involved entries, filling items with the first cap of them. */
 static size_t scan(const struct pollfd *fds, nfds_t n, struct watched *items,
-    size_t cap, int64_t now)
+    size_t cap)
 {
 	size_t count = 0;
 
 	for (nfds_t i = 0; i < n; i++) {
 		struct rs_fd *e = rs_fd_get(fds[i].fd);
-		int64_t due;
 
-		if (!e || !involved(e, fds[i].events, now, &due))
+		if (!e || involvement(e, fds[i].events) == RS_NEVER)
 			continue;
 		if (count < cap)
 			items[count] = (struct watched){ .idx = i, .e = e,
@@ -398,12 +412,12 @@ static __attribute__((noinline)) int managed_wait(struct pollfd *fds,
 		.mask = mask, .items = stack };
 	int r;
 
-	w.count = scan(fds, n, stack, STACK_ITEMS, now);
+	w.count = scan(fds, n, stack, STACK_ITEMS);
 	if (w.count > STACK_ITEMS) {
 		w.items = malloc(w.count * sizeof(*w.items));
 		if (!w.items)
 			return -ENOMEM;
-		w.count = scan(fds, n, w.items, w.count, now);
+		w.count = scan(fds, n, w.items, w.count);
 	}
 	r = poll_loop(&w, now);
 	if (w.items != stack)
@@ -411,22 +425,19 @@ static __attribute__((noinline)) int managed_wait(struct pollfd *fds,
 	return r;
 }
 
-bool rs_wait_involved(const struct rs_fd *e, short events, int64_t now)
+bool rs_wait_involved(const struct rs_fd *e, short events)
 {
-	int64_t due;
-
-	return involved(e, events, now, &due);
+	return involvement(e, events) != RS_NEVER;
 }
 
 int rs_wait_poll_common(struct pollfd *fds, nfds_t n, int64_t end_ms,
     const sigset_t *mask)
 {
-	int64_t now = 0;
-	bool read = false;
-	int64_t due = steady_due(fds, n, &now, &read);
+	int64_t now;
+	int64_t due = steady_due(fds, n, &now);
 	int r;
 
-	if (!read)
+	if (due == RS_NEVER)
 		now = rs_clock_now_ms();
 	if (steady_wait(fds, n, due, end_ms, &now, mask, &r))
 		return r;
@@ -446,9 +457,8 @@ int64_t rs_wait_end_ms(const struct timespec *tmo, int64_t now)
 
 int rs_wait_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 {
-	int64_t now = 0, end;
-	bool read = false;
-	int64_t due = steady_due(fds, n, &now, &read);
+	int64_t now, end;
+	int64_t due = steady_due(fds, n, &now);
 	int r;
 
 	if (due == RS_NEVER) {
@@ -464,9 +474,8 @@ int rs_wait_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 int rs_wait_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
     const sigset_t *mask)
 {
-	int64_t now = 0, end;
-	bool read = false;
-	int64_t due = steady_due(fds, n, &now, &read);
+	int64_t now, end;
+	int64_t due = steady_due(fds, n, &now);
 	int r;
 
 	if (due == RS_NEVER || (end = rs_wait_end_ms(tmo, now)) < 0) {

@@ -15,9 +15,9 @@
 /*
  * Returns whether a wait for events on e must be looked after: its
  * connect is pending, or failed and not yet reported, or a read/write
- * deadline applies.  now is the time.
+ * deadline applies.  No clock.
  */
-bool rs_wait_involved(const struct rs_fd *e, short events, int64_t now);
+bool rs_wait_involved(const struct rs_fd *e, short events);
 
 /*
  * Runs a wait on fds until end_ms (RS_NEVER: none) with the signal mask

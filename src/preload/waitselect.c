@@ -57,7 +57,6 @@ static size_t sel_scan(int n, const fd_set *r, const fd_set *w,
     const fd_set *x, struct pollfd *fds, bool *any)
 {
 	size_t count = 0;
-	int64_t now = 0;
 
 	for (int i = 0; i * (int)ULBITS < n; i++) {
 		unsigned long v = word(r, w, x, i);
@@ -76,9 +75,7 @@ static size_t sel_scan(int n, const fd_set *r, const fd_set *w,
 			count++;
 			if (*any || !(e = rs_fd_get(fd)))
 				continue;
-			if (!now)
-				now = rs_clock_now_ms();
-			*any = rs_wait_involved(e, ev, now);
+			*any = rs_wait_involved(e, ev);
 		}
 	}
 	return count;

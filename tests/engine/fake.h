@@ -230,6 +230,8 @@ void fk_advance(int64_t ms);
 int64_t fk_now_us(void);
 void fk_advance_us(int64_t us);
 void fk_clock_cost_us(int64_t us);
+/* How many times the engines have read the (fine) clock so far. */
+unsigned fk_clock_reads(void);
 
 /*
  * The runtime: loads policy YAML text (kept until the next call) and makes

@@ -52,6 +52,7 @@ static char log_path[64];
  * and the wait computed from it.
  */
 static int64_t clock_us = 1000000000000LL, start_us, read_cost_us;
+static unsigned fine_reads;
 
 int64_t __wrap_rs_clock_now_ms(void);
 int64_t __wrap_rs_clock_coarse_ms(void);
@@ -67,7 +68,13 @@ int64_t __wrap_rs_clock_now_ms(void)
 	int64_t ms = clock_us / 1000;
 
 	clock_us += read_cost_us;
+	fine_reads++;
 	return ms;
+}
+
+unsigned fk_clock_reads(void)
+{
+	return fine_reads;
 }
 
 int64_t fk_now(void)

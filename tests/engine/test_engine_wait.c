@@ -434,6 +434,44 @@ static void test_signal_mask_keeps_ppoll(void **state)
 	fk_done();
 }
 
+/*
+ * A wait on a managed socket with nothing to time (the default policy's
+ * steady state) is the program's own call, with its own timeout, and
+ * reads no clock; with a read timeout the steady wait reads it once.
+ */
+static void test_untimed_wait_reads_no_clock(void **state)
+{
+	static const struct fk_step steps[] = {
+		FK_POLL_READY(-1, 1, FD, POLLIN),
+		FK_POLL_READY(250, 1, FD, POLLIN),
+		{ .fn = FK_SELECT, .fd = -1, .ready = { { FD, POLLIN } } },
+		FK_POLL_READY(501, 1, FD, POLLIN),
+		FK_STOP,
+	};
+	struct pollfd p[2] = { { FD, POLLIN, 0 }, { OTHER, POLLIN, 0 } };
+	fd_set r;
+	unsigned reads;
+
+	(void)state;
+	fk_script(steps);
+	fk_connected(FD, fk_policy(POLICY("3", "off", "off")), false);
+	reads = fk_clock_reads();
+	assert_int_equal(rs_wait_poll(p, 1, -1), 1);
+	assert_int_equal(rs_wait_poll(p, 1, 250), 1);
+	FD_ZERO(&r);
+	FD_SET(FD, &r);
+	assert_int_equal(rs_wait_select(FD + 1, &r, NULL, NULL, NULL), 1);
+	assert_int_equal(fk_clock_reads(), reads);
+	/* With a read timeout, beside an unmanaged descriptor: the clock,
+	   once. */
+	fk_connected(FD, fk_policy(POLICY("3", "500ms", "off")), false);
+	reads = fk_clock_reads();
+	assert_int_equal(rs_wait_poll(p, 2, -1), 1);
+	assert_int_equal(p[0].revents, POLLIN);
+	assert_int_equal(fk_clock_reads(), reads + 1);
+	fk_done();
+}
+
 /* A closed descriptor in a select set is EBADF, as Linux select says. */
 static void test_select_bad_descriptor(void **state)
 {
@@ -493,6 +531,7 @@ int main(void)
 		cmocka_unit_test(test_many_involved),
 		cmocka_unit_test(test_ppoll_invalid_timeout),
 		cmocka_unit_test(test_signal_mask_keeps_ppoll),
+		cmocka_unit_test(test_untimed_wait_reads_no_clock),
 		cmocka_unit_test(test_select_bad_descriptor),
 		cmocka_unit_test(test_select_hangup_in_exceptfds),
 	};
