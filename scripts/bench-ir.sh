@@ -126,6 +126,7 @@ row pingpong_rw5s rw5s 2000 2 "$B/bench/pingpong"
 row pingpong_default default 2000 2 "$B/bench/pingpong"
 # send, poll for the echo, read: libpq's pattern, per round trip.
 row poll_rt_rw5s rw5s 2000 1 "$B/bench/pingpong" poll
+row poll_rt_default default 2000 1 "$B/bench/pingpong" poll
 row pipe_unmanaged rw5s 20000 2 "$B/bench/fdio" pipe
 # sendmmsg + recvmmsg, half on a managed socket with nothing to time.
 row mmsg_default default 2000 4 "$B/bench/fdio" mmsg
