@@ -4,9 +4,9 @@
  * waitepoll.c, over epolltrack.c and epollwait.c.
  *
  * A wait that involves a managed socket whose connect is pending, failed
- * or whose read/write timeout may expire runs as a loop of real poll
- * calls (ppoll where the program's signal mask is to be set): pending
- * connects are stepped, sockets backing off are hidden from
+ * or whose read/write timeout may expire runs as a loop of real calls of
+ * the program's kind (poll for poll and select, ppoll for ppoll and
+ * pselect, with the program's signal mask): pending connects are stepped, sockets backing off are hidden from
  * the kernel, internal events are swallowed and the loop waits again with
  * the time the program has left.  Every other wait costs one table lookup
  * per descriptor and goes straight to the kernel.  select and pselect are
@@ -53,12 +53,23 @@ struct watched {
    more than a timer too. */
 #define NOT_TIMED_ONLY RS_IO_DUE_NOW
 
+/*
+ * The real call a managed wait makes: the kind the program called, so
+ * that a program whose system calls are filtered (seccomp) makes no call
+ * it did not make bare -- poll for poll and select (which waits as poll),
+ * ppoll for ppoll and pselect, with the program's signal mask.
+ */
+struct wait_call {
+	bool ppoll;
+	const sigset_t *mask;	/* ppoll's; NULL: the thread's own */
+};
+
 /* One wait in progress. */
 struct pwait {
 	struct pollfd *fds;
 	nfds_t n;
 	int64_t end_ms;		/* RS_NEVER: no timeout */
-	const sigset_t *mask;
+	struct wait_call how;
 	struct watched *items;
 	size_t count;
 };
@@ -297,21 +308,21 @@ static void translate_item(struct watched *it, struct pollfd *p, int64_t now)
 }
 
 /*
- * The real wait, with tmo_ms < 0 meaning no timeout.  poll, not ppoll,
- * unless a signal mask is to be set: the kernel's ppoll writes the time
- * left back to the caller's timespec, reading the clock once more, which
- * costs a round trip that sleeps in it ~0.2 us more than poll with the
- * same timeout in milliseconds (this VM; the waits count in milliseconds
- * anyway).
+ * The real wait, with tmo_ms < 0 meaning no timeout.  The time is in
+ * milliseconds either way (the waits count in them).  Where the program
+ * called poll or select this is poll, not ppoll: the kernel's ppoll writes
+ * the time left back to the caller's timespec, reading the clock once
+ * more, which costs a round trip that sleeps in it ~0.25 us more than
+ * poll with the same timeout (this VM).
  */
 static inline int real_wait(struct pollfd *fds, nfds_t n, int tmo_ms,
-    const sigset_t *mask)
+    struct wait_call how)
 {
-	if (!mask)
+	if (!how.ppoll)
 		return rs_realfast_poll(fds, n, tmo_ms);
 	struct timespec ts = { tmo_ms / 1000, (tmo_ms % 1000) * 1000000L };
 
-	return rs_real_ppoll(fds, n, tmo_ms < 0 ? NULL : &ts, mask);
+	return rs_real_ppoll(fds, n, tmo_ms < 0 ? NULL : &ts, how.mask);
 }
 
 static int count_ready(const struct pollfd *fds, nfds_t n)
@@ -349,7 +360,7 @@ static int poll_loop(struct pwait *w, int64_t now)
 			ready_item(&w->items[i], &w->fds[w->items[i].idx], now,
 			    &next, &zero);
 		int r = real_wait(w->fds, w->n, zero ? 0 :
-		    rs_clock_remaining_ms(next, now), w->mask);
+		    rs_clock_remaining_ms(next, now), w->how);
 		int err = errno;
 
 		restore(w);
@@ -382,12 +393,12 @@ static int poll_loop(struct pwait *w, int64_t now)
  * loads over the real call.
  */
 static inline bool steady_wait(struct pollfd *fds, nfds_t n, int64_t due,
-    int64_t end_ms, int64_t *now, const sigset_t *mask, int *res)
+    int64_t end_ms, int64_t *now, struct wait_call how, int *res)
 {
 	if (due == NOT_TIMED_ONLY)
 		return false;
 	*res = real_wait(fds, n, rs_clock_remaining_ms(rs_clock_min(due,
-	    end_ms), *now), mask);
+	    end_ms), *now), how);
 	if (*res != 0) {
 		if (*res < 0)
 			*res = -errno;
@@ -405,11 +416,11 @@ static inline bool steady_wait(struct pollfd *fds, nfds_t n, int64_t due,
  * pay for its frame.
  */
 static __attribute__((noinline)) int managed_wait(struct pollfd *fds,
-    nfds_t n, int64_t end_ms, int64_t now, const sigset_t *mask)
+    nfds_t n, int64_t end_ms, int64_t now, struct wait_call how)
 {
 	struct watched stack[STACK_ITEMS];
 	struct pwait w = { .fds = fds, .n = n, .end_ms = end_ms,
-		.mask = mask, .items = stack };
+		.how = how, .items = stack };
 	int r;
 
 	w.count = scan(fds, n, stack, STACK_ITEMS);
@@ -431,17 +442,18 @@ bool rs_wait_involved(const struct rs_fd *e, short events)
 }
 
 int rs_wait_poll_common(struct pollfd *fds, nfds_t n, int64_t end_ms,
-    const sigset_t *mask)
+    bool as_ppoll, const sigset_t *mask)
 {
+	struct wait_call how = { as_ppoll, mask };
 	int64_t now;
 	int64_t due = steady_due(fds, n, &now);
 	int r;
 
 	if (due == RS_NEVER)
 		now = rs_clock_now_ms();
-	if (steady_wait(fds, n, due, end_ms, &now, mask, &r))
+	if (steady_wait(fds, n, due, end_ms, &now, how, &r))
 		return r;
-	return managed_wait(fds, n, end_ms, now, mask);
+	return managed_wait(fds, n, end_ms, now, how);
 }
 
 int64_t rs_wait_end_ms(const struct timespec *tmo, int64_t now)
@@ -465,10 +477,12 @@ int rs_wait_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 		r = rs_realfast_poll(fds, n, timeout_ms);
 		return r < 0 ? -errno : r;
 	}
+	const struct wait_call how = { false, NULL };
+
 	end = timeout_ms < 0 ? RS_NEVER : rs_clock_after(now, timeout_ms);
-	if (steady_wait(fds, n, due, end, &now, NULL, &r))
+	if (steady_wait(fds, n, due, end, &now, how, &r))
 		return r;
-	return managed_wait(fds, n, end, now, NULL);
+	return managed_wait(fds, n, end, now, how);
 }
 
 int rs_wait_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
@@ -482,7 +496,9 @@ int rs_wait_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 		r = rs_real_ppoll(fds, n, tmo, mask);
 		return r < 0 ? -errno : r;
 	}
-	if (steady_wait(fds, n, due, end, &now, mask, &r))
+	const struct wait_call how = { true, mask };
+
+	if (steady_wait(fds, n, due, end, &now, how, &r))
 		return r;
-	return managed_wait(fds, n, end, now, mask);
+	return managed_wait(fds, n, end, now, how);
 }

@@ -20,11 +20,12 @@
 bool rs_wait_involved(const struct rs_fd *e, short events);
 
 /*
- * Runs a wait on fds until end_ms (RS_NEVER: none) with the signal mask
- * (NULL: the thread's), managed when a descriptor is involved: as
- * rs_wait_ppoll() returns.
+ * Runs a wait on fds until end_ms (RS_NEVER: none), managed when a
+ * descriptor is involved: as rs_wait_ppoll() returns.  Its real waits are
+ * poll, or when as_ppoll is true (a program's pselect) ppoll with the
+ * signal mask (NULL: the thread's).
  */
 int rs_wait_poll_common(struct pollfd *fds, nfds_t n, int64_t end_ms,
-    const sigset_t *mask);
+    bool as_ppoll, const sigset_t *mask);
 
 #endif /* RS_WAITPOLL_H */

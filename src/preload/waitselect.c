@@ -116,9 +116,10 @@ static int sel_results(int n, fd_set *r, fd_set *w, fd_set *x,
 	return ready;
 }
 
-/* The managed select: returns the ready count, or -errno. */
+/* The managed select: returns the ready count, or -errno.  as_pselect:
+   the real waits are ppoll with mask (rs_wait_poll_common()). */
 static int sel_managed(int n, fd_set *r, fd_set *w, fd_set *x,
-    int64_t end_ms, const sigset_t *mask, size_t count)
+    int64_t end_ms, bool as_pselect, const sigset_t *mask, size_t count)
 {
 	struct pollfd stack[SEL_STACK], *fds = stack;
 	bool any = false;
@@ -134,7 +135,8 @@ static int sel_managed(int n, fd_set *r, fd_set *w, fd_set *x,
 	 * left out of the rest of the wait so that it cannot spin.
 	 */
 	for (;;) {
-		ret = rs_wait_poll_common(fds, count, end_ms, mask);
+		ret = rs_wait_poll_common(fds, count, end_ms, as_pselect,
+		    mask);
 		if (ret >= 0)
 			ret = sel_results(n, r, w, x, fds, count);
 		if (ret != 0 || rs_clock_now_ms() >= end_ms)
@@ -163,7 +165,7 @@ int rs_wait_select(int n, fd_set *r, fd_set *w, fd_set *x,
 
 	if (tmo && tmo->tv_sec <= INT32_MAX)
 		end = rs_clock_after(now, rs_clock_timeval_ms(tmo));
-	int ret = sel_managed(n, r, w, x, end, NULL, count);
+	int ret = sel_managed(n, r, w, x, end, false, NULL, count);
 
 	/* Linux select leaves the time not slept in *tmo (end is 1 ms past
 	   the timeout's own end: rs_clock_after()). */
@@ -189,5 +191,5 @@ int rs_wait_pselect(int n, fd_set *r, fd_set *w, fd_set *x,
 
 		return ret < 0 ? -errno : ret;
 	}
-	return sel_managed(n, r, w, x, end, mask, count);
+	return sel_managed(n, r, w, x, end, true, mask, count);
 }

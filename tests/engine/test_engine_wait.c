@@ -209,7 +209,7 @@ static const struct wait_case cases[] = {
 		.policy = POLICY("3", "off", "off"), .start = CONNECTING,
 		.call = PPOLL, .events = POLLOUT, .timeout_ms = 3000,
 		.steps = {
-			FK_POLL_READY(1001, 8, FD, POLLOUT),
+			FK_PPOLL_READY(1001, 8, FD, POLLOUT),
 			FK_SO_ERROR_IS(FD, 0),
 			FK_PEER(FD),
 		},
@@ -260,14 +260,14 @@ static const struct wait_case cases[] = {
 		.name = "pselect: write_timeout reported as writable",
 		.policy = POLICY("3", "off", "200ms"), .start = CONNECTED,
 		.call = PSELECT, .events = POLLOUT, .timeout_ms = 1000,
-		.steps = { FK_POLL_QUIET(201), FK_POLL_QUIET(0) },
+		.steps = { FK_PPOLL_QUIET(201), FK_PPOLL_QUIET(0) },
 		.want = 1, .want_revents = POLLOUT, .want_ms = 201,
 	},
 	{
 		.name = "pselect: the program's timeout first",
 		.policy = POLICY("3", "off", "off"), .start = CONNECTING,
 		.call = PSELECT, .events = POLLOUT, .timeout_ms = 70,
-		.steps = { FK_POLL_QUIET(71) },
+		.steps = { FK_PPOLL_QUIET(71) },
 		.want = 0, .want_ms = 71,
 	},
 };
@@ -397,21 +397,24 @@ static void test_ppoll_invalid_timeout(void **state)
 }
 
 /*
- * A wait with no signal mask to set is the kernel's poll, with the time
- * in milliseconds (cheaper than ppoll, which writes the time left back);
- * the program's mask makes it ppoll with that mask, for ppoll and pselect
- * alike.
+ * The library waits in the kind of call the program made, so that a
+ * program whose system calls are filtered makes none it did not make
+ * bare: poll for poll and select (the cheaper call: no time left written
+ * back), ppoll for ppoll and pselect, with the program's own mask.
  */
-static void test_signal_mask_keeps_ppoll(void **state)
+static void test_wait_keeps_the_program_s_call(void **state)
 {
 	static const struct fk_step steps[] = {
 		FK_POLL_READY(501, 5, FD, POLLIN),
 		/* No read in between: the socket has been idle 5 ms more. */
 		FK_PPOLL_READY(496, 5, FD, POLLIN),
 		FK_PPOLL_READY(491, 5, FD, POLLIN),
+		FK_POLL_READY(486, 5, FD, POLLIN),
+		FK_PPOLL_READY(481, 5, FD, POLLIN),
 		FK_STOP,
 	};
 	struct timespec ts = { 3, 0 };
+	struct timeval tv = { 3, 0 };
 	struct pollfd p = { FD, POLLIN, 0 };
 	sigset_t mask;
 	fd_set r;
@@ -421,12 +424,16 @@ static void test_signal_mask_keeps_ppoll(void **state)
 	sigaddset(&mask, SIGUSR1);
 	fk_script(steps);
 	fk_connected(FD, fk_policy(POLICY("3", "500ms", "off")), false);
+	assert_int_equal(rs_wait_poll(&p, 1, 3000), 1);
+	fk_ppoll_mask = &mask;
 	assert_int_equal(rs_wait_ppoll(&p, 1, &ts, NULL), 1);
-	fk_ppoll_mask = NULL;
+	assert_null(fk_ppoll_mask);
 	assert_int_equal(rs_wait_ppoll(&p, 1, &ts, &mask), 1);
 	assert_ptr_equal(fk_ppoll_mask, &mask);
-	fk_ppoll_mask = NULL;
 	FD_ZERO(&r);
+	FD_SET(FD, &r);
+	assert_int_equal(rs_wait_select(FD + 1, &r, NULL, NULL, &tv), 1);
+	fk_ppoll_mask = NULL;
 	FD_SET(FD, &r);
 	assert_int_equal(rs_wait_pselect(FD + 1, &r, NULL, NULL, &ts, &mask),
 	    1);
@@ -530,7 +537,7 @@ int main(void)
 	const struct CMUnitTest more[] = {
 		cmocka_unit_test(test_many_involved),
 		cmocka_unit_test(test_ppoll_invalid_timeout),
-		cmocka_unit_test(test_signal_mask_keeps_ppoll),
+		cmocka_unit_test(test_wait_keeps_the_program_s_call),
 		cmocka_unit_test(test_untimed_wait_reads_no_clock),
 		cmocka_unit_test(test_select_bad_descriptor),
 		cmocka_unit_test(test_select_hangup_in_exceptfds),

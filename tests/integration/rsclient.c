@@ -12,7 +12,11 @@
  *   poll:MS  ppoll:MS  select:MS  pselect:MS  epoll:MS  epollet:MS
  *   epollpwait:MS      wait for writability (connect) with that timeout;
  *                      VALUE is the ready count (0 = the wait timed out)
- *   pollin:MS  epollin:MS   wait for readability
+ *   pollin:MS  ppollin:MS  selectin:MS  pselectin:MS  epollin:MS
+ *                      wait for readability
+ *   deny:NAME          from then on the system call NAME (poll, ppoll)
+ *                      fails with ENOSYS (a seccomp filter, as a
+ *                      hardened program's allowlist would have it)
  *   soerror            getsockopt(SO_ERROR); fails with that error
  *   send:TEXT          write TEXT
  *   http               send a GET request
@@ -62,16 +66,20 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
 #include <linux/net_tstamp.h>
+#include <linux/seccomp.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -179,6 +187,35 @@ static int wait_for(const char *how, int ms, short ev)
 	close(ep);
 	errno = save;
 	return n;
+}
+
+/* deny:NAME: a seccomp filter that fails the system call NAME. */
+static long deny(const char *name)
+{
+	long nr = -1;
+
+#ifdef SYS_poll
+	if (!strcmp(name, "poll"))
+		nr = SYS_poll;
+#endif
+	if (!strcmp(name, "ppoll"))
+		nr = SYS_ppoll;
+	if (nr < 0) {
+		errno = ENOTSUP;
+		return -1;
+	}
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		    offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
 }
 
 static long step_more(const char *s, int ms, char *buf);
@@ -292,6 +329,15 @@ static long step(const char *s)
 	}
 	if (!strncmp(s, "pollin:", 7))
 		return wait_for("pollin", ms, POLLIN);
+	if (!strncmp(s, "ppollin:", 8) || !strncmp(s, "selectin:", 9) ||
+	    !strncmp(s, "pselectin:", 10)) {
+		char how[16];
+
+		snprintf(how, sizeof(how), "%.*s", (int)(arg - s) - 2, s);
+		return wait_for(how, ms, POLLIN);
+	}
+	if (!strncmp(s, "deny:", 5))
+		return deny(s + 5);
 	if (!strncmp(s, "epollin:", 8))
 		return wait_for("epoll", ms, POLLIN);
 	if (!strcmp(s, "soerror")) {

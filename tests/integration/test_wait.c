@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <cmocka.h>
 
 #include "integration/peer.h"
@@ -304,31 +305,56 @@ static void test_unreachable(void **state)
 	ctx_stop(&c);
 }
 
+/* read_timeout 300 ms, for the waits of a connected socket. */
+static const char *const pol_read300 = "version: 1\n"
+	"defaults:\n"
+	"  read_timeout: 300ms\n";
+
 /*
- * read_timeout 300 ms on a connected socket whose peer never answers: a
- * wait for input ends after 300 ms with the socket readable (the read
- * that follows fails with ETIMEDOUT; io.c's part).  pollin and epollin.
+ * rsclient connect [FIRST] API-in:2000 against a peer that never
+ * answers, under read_timeout 300 ms: the wait ends after 300 ms with the
+ * socket readable (the read that follows fails with ETIMEDOUT; io.c's
+ * part).
  */
-static void test_read_timeout_wait(void **state)
+static void read_timeout_in(const char *in, const char *first)
 {
-	static const char *const pol = "version: 1\n"
-		"defaults:\n"
-		"  read_timeout: 300ms\n";
 	struct ctx c;
-	const char *w = strncmp(api_of(state), "epoll", 5) ? "pollin" :
-	    "epollin";
-	char prefix[32];
+	char prefix[32], step[32];
 
-	ctx_start(&c, pol, "silent", "0");
-	snprintf(prefix, sizeof(prefix), "%s:2000 ok 1 ", w);
-	char step[32];
-
-	snprintf(step, sizeof(step), "%s:2000", w);
+	ctx_start(&c, pol_read300, "silent", "0");
+	snprintf(prefix, sizeof(prefix), "%sin:2000 ok 1 ", in);
+	snprintf(step, sizeof(step), "%sin:2000", in);
 	char *argv[] = { (char *)t_client(), "127.0.0.1", c.port, "connect",
-		step, NULL };
+		first ? (char *)first : step, first ? step : NULL, NULL };
 	run(&c, argv);
 	assert_window(step_ms(&c.run, prefix), 300, t_slack_ms());
 	ctx_stop(&c);
+}
+
+/* The read timeout of a wait for input, by each API (epoll: epollin). */
+static void test_read_timeout_wait(void **state)
+{
+	const char *api = api_of(state);
+
+	read_timeout_in(strncmp(api, "epoll", 5) ? api : "epoll", NULL);
+}
+
+/*
+ * A program whose system calls are filtered (seccomp), as hardened ones
+ * are: the library waits in the kind of call the program made, so a
+ * timed wait works with the other kind denied -- poll and select with
+ * ppoll denied, ppoll and pselect with poll denied.  Before, every
+ * managed wait was a ppoll, and a poll-only program got ENOSYS.
+ */
+static void test_filtered_wait_call(void **state)
+{
+	(void)state;
+	read_timeout_in("poll", "deny:ppoll");
+	read_timeout_in("select", "deny:ppoll");
+#ifdef SYS_poll
+	read_timeout_in("ppoll", "deny:poll");
+	read_timeout_in("pselect", "deny:poll");
+#endif
 }
 
 /*
@@ -407,7 +433,7 @@ static const struct {
 
 int main(void)
 {
-	static struct CMUnitTest tests[NCASES * NAPIS + 2];
+	static struct CMUnitTest tests[NCASES * NAPIS + 3];
 	static char names[NCASES * NAPIS][64];
 	size_t n = 0;
 
@@ -423,6 +449,8 @@ int main(void)
 		.test_func = test_oneshot };
 	tests[n++] = (struct CMUnitTest){ .name = "pwait2/epoll",
 		.test_func = test_pwait2 };
+	tests[n++] = (struct CMUnitTest){ .name = "filtered_wait_call",
+		.test_func = test_filtered_wait_call };
 	int r = _cmocka_run_group_tests("wait", tests, n, NULL, NULL);
 
 	if (!t_netns())
