@@ -6,9 +6,10 @@
  * A wait that involves a managed socket whose connect is pending, failed
  * or whose read/write timeout may expire runs as a loop of real calls of
  * the program's kind (poll for poll and select, ppoll for ppoll and
- * pselect, with the program's signal mask): pending connects are stepped, sockets backing off are hidden from
- * the kernel, internal events are swallowed and the loop waits again with
- * the time the program has left.  Every other wait costs one table lookup
+ * pselect, with the program's signal mask): pending connects are
+ * stepped, sockets backing off are hidden from the kernel, internal
+ * events are swallowed and the loop waits again with the time the
+ * program has left.  Every other wait costs one table lookup
  * per descriptor and goes straight to the kernel.  select and pselect are
  * translated to poll, so descriptors >= FD_SETSIZE work.  Thread-safe: the
  * only shared state is the fd table, whose entries lock themselves.
