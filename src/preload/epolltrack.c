@@ -447,9 +447,9 @@ static __attribute__((noinline)) int ctl_unlocked(int epfd,
 }
 
 /*
- * rs_ept_epoll_ctl() once the plain system call is ruled out: the express
- * path, else the general one.  Out of line, so that the plain call saves
- * none of its registers.
+ * rs_ept_epoll_ctl() on an instance with records: the express path, else
+ * the general one.  Out of line, so that the plain call saves none of its
+ * registers.
  */
 static __attribute__((noinline)) int ctl_managed(struct rs_ept_instance *i,
     int epfd, int op, int fd, struct epoll_event *ev)
@@ -458,8 +458,10 @@ static __attribute__((noinline)) int ctl_managed(struct rs_ept_instance *i,
 	struct rs_fd *e;
 	int r;
 
-	if (!rs_ept_has_records(i) || !(e = rs_fd_get(fd)) ||
-	    (!ev && op != EPOLL_CTL_DEL))
+	/* The records may have gone since rs_ept_epoll_ctl() looked: the
+	   look-up under the lock then finds none, and the general path
+	   decides. */
+	if (!(e = rs_fd_get(fd)) || (!ev && op != EPOLL_CTL_DEL))
 		return ctl_unlocked(epfd, i, op, fd, ev);
 	rs_epi_lock(i);
 	g = rs_epi_record(i, fd);
@@ -474,9 +476,11 @@ int rs_ept_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
 	struct rs_ept_instance *i = rs_ept_instance_of(epfd);
 
+	if (rs_ept_has_records(i))
+		return ctl_managed(i, epfd, op, fd, ev);
 	if (rs_ept_plain_in(i, op, fd))
 		return rs_realfast_epoll_ctl(epfd, op, fd, ev);
-	return ctl_managed(i, epfd, op, fd, ev);
+	return ctl_unlocked(epfd, i, op, fd, ev);
 }
 
 int rs_ept_ctl(int epfd, int op, int fd, struct epoll_event *ev)
