@@ -384,34 +384,6 @@ static int poll_loop(struct pwait *w, int64_t now)
 }
 
 /*
- * The steady state's wait on fds until end_ms (RS_NEVER: none), once
- * steady_due() said due at *now: one real wait on the program's array as
- * it is, until the earliest deadline or the program's end, is the whole of
- * it when the kernel reports something (or fails): poll_loop() would
- * translate nothing.  Returns whether it was the whole wait, its result
- * in *res; when nothing came (a timeout may be due) *now is the time and
- * managed_wait() goes on.  Inline, so that a request's wait costs a few
- * loads over the real call.
- */
-static inline bool steady_wait(struct pollfd *fds, nfds_t n, int64_t due,
-    int64_t end_ms, int64_t *now, struct wait_call how, int *res)
-{
-	if (due == NOT_TIMED_ONLY)
-		return false;
-	*res = real_wait(fds, n, rs_clock_remaining_ms(rs_clock_min(due,
-	    end_ms), *now), how);
-	if (*res != 0) {
-		if (*res < 0)
-			*res = -errno;
-		return true;
-	}
-	/* Nothing: the program's time is up, or managed_wait() reports the
-	   timeouts now due and waits out the rest. */
-	*now = rs_clock_now_ms();
-	return *now >= end_ms;
-}
-
-/*
  * The managed wait on fds until end_ms, looking at the involved entries
  * one by one; now is the time.  Out of line: the steady state does not
  * pay for its frame.
@@ -437,6 +409,34 @@ static __attribute__((noinline)) int managed_wait(struct pollfd *fds,
 	return r;
 }
 
+/*
+ * The managed wait on fds until end_ms (RS_NEVER: none), once
+ * steady_due() said due at now.  In the steady state (a deadline, not
+ * due yet) one real wait on the program's array as it is, until the
+ * earliest deadline or the program's end, is the whole of it when the
+ * kernel reports something (or fails): poll_loop() would translate
+ * nothing.  Else, or when nothing came (a timeout may be due),
+ * managed_wait().  Inline, so that a request's wait costs a few loads
+ * over the real call.
+ */
+static inline int timed_wait(struct pollfd *fds, nfds_t n, int64_t due,
+    int64_t end_ms, int64_t now, struct wait_call how)
+{
+	if (due != NOT_TIMED_ONLY) {
+		int r = real_wait(fds, n, rs_clock_remaining_ms(
+		    rs_clock_min(due, end_ms), now), how);
+
+		if (r != 0)
+			return r < 0 ? -errno : r;
+		/* Nothing: the program's time is up, or managed_wait()
+		   reports the timeouts now due and waits out the rest. */
+		now = rs_clock_now_ms();
+		if (now >= end_ms)
+			return 0;
+	}
+	return managed_wait(fds, n, end_ms, now, how);
+}
+
 bool rs_wait_involved(const struct rs_fd *e, short events)
 {
 	return involvement(e, events) != RS_NEVER;
@@ -445,16 +445,13 @@ bool rs_wait_involved(const struct rs_fd *e, short events)
 int rs_wait_poll_common(struct pollfd *fds, nfds_t n, int64_t end_ms,
     bool as_ppoll, const sigset_t *mask)
 {
-	struct wait_call how = { as_ppoll, mask };
 	int64_t now;
 	int64_t due = steady_due(fds, n, &now);
-	int r;
 
 	if (due == RS_NEVER)
 		now = rs_clock_now_ms();
-	if (steady_wait(fds, n, due, end_ms, &now, how, &r))
-		return r;
-	return managed_wait(fds, n, end_ms, now, how);
+	return timed_wait(fds, n, due, end_ms, now,
+	    (struct wait_call){ as_ppoll, mask });
 }
 
 int64_t rs_wait_end_ms(const struct timespec *tmo, int64_t now)
@@ -470,20 +467,17 @@ int64_t rs_wait_end_ms(const struct timespec *tmo, int64_t now)
 
 int rs_wait_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 {
-	int64_t now, end;
+	int64_t now;
 	int64_t due = steady_due(fds, n, &now);
-	int r;
 
 	if (due == RS_NEVER) {
-		r = rs_realfast_poll(fds, n, timeout_ms);
+		int r = rs_realfast_poll(fds, n, timeout_ms);
+
 		return r < 0 ? -errno : r;
 	}
-	const struct wait_call how = { false, NULL };
-
-	end = timeout_ms < 0 ? RS_NEVER : rs_clock_after(now, timeout_ms);
-	if (steady_wait(fds, n, due, end, &now, how, &r))
-		return r;
-	return managed_wait(fds, n, end, now, how);
+	return timed_wait(fds, n, due, timeout_ms < 0 ? RS_NEVER :
+	    rs_clock_after(now, timeout_ms), now,
+	    (struct wait_call){ false, NULL });
 }
 
 int rs_wait_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
@@ -491,15 +485,12 @@ int rs_wait_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 {
 	int64_t now, end;
 	int64_t due = steady_due(fds, n, &now);
-	int r;
 
 	if (due == RS_NEVER || (end = rs_wait_end_ms(tmo, now)) < 0) {
-		r = rs_real_ppoll(fds, n, tmo, mask);
+		int r = rs_real_ppoll(fds, n, tmo, mask);
+
 		return r < 0 ? -errno : r;
 	}
-	const struct wait_call how = { true, mask };
-
-	if (steady_wait(fds, n, due, end, &now, how, &r))
-		return r;
-	return managed_wait(fds, n, end, now, how);
+	return timed_wait(fds, n, due, end, now,
+	    (struct wait_call){ true, mask });
 }
