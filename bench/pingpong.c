@@ -41,7 +41,8 @@
  * A making the system calls the library makes on a steady round trip
  * today (strace): blocking, a send(MSG_DONTWAIT) and a recv on a socket
  * with SO_RCVTIMEO 4.346 s (the library's for a 5 s read_timeout); with
- * poll, a write, a poll with a 5 s timeout in place of -1, and a read.  What "pairs" adds beyond "floor" is the library's user space.
+ * poll, a write, a poll with a 5 s timeout in place of -1, and a read.
+ * What "pairs" adds beyond "floor" is the library's user space.
  *
  * "vslibc" is "pairs" with B's calls made through glibc's own read(),
  * write() and poll(), found with dlsym() in libc.so.6 itself, so that no

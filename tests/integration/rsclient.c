@@ -149,7 +149,7 @@ static int resolve(const char *name, const char *port)
 
 static int wait_for(const char *how, int ms, short ev)
 {
-	if (!strcmp(how, "poll") || !strcmp(how, "pollin")) {
+	if (!strcmp(how, "poll")) {
 		struct pollfd p = { fd, ev, 0 };
 
 		return poll(&p, 1, ms);
@@ -327,10 +327,8 @@ static long step(const char *s)
 		snprintf(how, sizeof(how), "%.*s", (int)(arg - s), s);
 		return wait_for(how, ms, POLLOUT);
 	}
-	if (!strncmp(s, "pollin:", 7))
-		return wait_for("pollin", ms, POLLIN);
-	if (!strncmp(s, "ppollin:", 8) || !strncmp(s, "selectin:", 9) ||
-	    !strncmp(s, "pselectin:", 10)) {
+	if (!strncmp(s, "pollin:", 7) || !strncmp(s, "ppollin:", 8) ||
+	    !strncmp(s, "selectin:", 9) || !strncmp(s, "pselectin:", 10)) {
 		char how[16];
 
 		snprintf(how, sizeof(how), "%.*s", (int)(arg - s) - 2, s);
