@@ -21,6 +21,7 @@
 #include "connect_step.h"
 #include "connect_wait.h"
 #include "dest.h"
+#include "io_timeout.h"
 #include "log.h"
 #include "names.h"
 #include "real.h"
@@ -214,7 +215,7 @@ int rs_connect(int fd, const struct sockaddr *sa, socklen_t len)
 	const struct rs_rule *rule = NULL;
 	const struct rs_settings *s = rs_policy_lookup(rt->policy, &t, &rule);
 
-	if (!s || !(e = rs_fd_claim(fd))) {
+	if (!s || !(e = rs_fd_claim(fd, rs_io_may_time(rt, s)))) {
 		log_decision(rt->policy, &t, rule, NULL);
 		return real_connect(fd, sa, len);
 	}

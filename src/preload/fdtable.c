@@ -169,7 +169,7 @@ static inline void kt_drop(struct rs_fd *e)
 	}
 }
 
-struct rs_fd *rs_fd_claim(int fd)
+struct rs_fd *rs_fd_claim(int fd, bool identify)
 {
 	if ((unsigned)fd >= RS_FD_MAX || !owned_here())
 		return NULL;
@@ -209,7 +209,7 @@ struct rs_fd *rs_fd_claim(int fd)
 	memset(z, 0, n / 2);
 	memset(z + n / 2, 0, n - n / 2);
 	e->host[0] = '\0';
-	e->ino = inode_of(fd);
+	e->ino = identify ? inode_of(fd) : 0;
 	return e;
 }
 
@@ -265,7 +265,8 @@ void rs_fd_copy(int from, int to)
 	}
 	if (!owned_here())
 		return;
-	struct rs_fd *dst = rs_fd_claim(to);
+	/* The copy's inode is the original's (one socket), copied below. */
+	struct rs_fd *dst = rs_fd_claim(to, false);
 
 	if (!dst)
 		return;

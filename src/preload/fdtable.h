@@ -88,10 +88,11 @@ struct rs_fd {
 	 * (rs_fd_claim); what follows does not, so that a connect clears
 	 * 128 bytes rather than 550 and touches no cache line it never
 	 * reads.  Each is whole before it is read: the inode is set by the
-	 * claim; the address (read up to addrlen only), its length and the
-	 * connect's deadlines by the connect that made the entry (an
-	 * attempt's deadline by that attempt's start), or all by the copy
-	 * (rs_fd_copy); the host name's first byte by the claim.
+	 * claim (0 when not asked for); the address (read up to addrlen
+	 * only), its length and the connect's deadlines by the connect that
+	 * made the entry (an attempt's deadline by that attempt's start), or
+	 * all by the copy (rs_fd_copy); the host name's first byte by the
+	 * claim.
 	 */
 	uint64_t ino;			/* the socket's inode, 0 if unknown */
 	socklen_t addrlen;
@@ -186,9 +187,12 @@ static inline bool rs_fd_closed_since(const struct rs_fd *e, uint32_t gen)
 /*
  * Returns the entry for fd, creating its chunk if needed, zeroed and still
  * RS_FD_NONE (its generation moved on); NULL when fd is out of range or
- * memory is short.
+ * memory is short.  identify: take the socket's inode, for
+ * rs_fd_same_socket() (an fstat); the caller asks it only for an entry
+ * whose timeouts may act on the number (rs_io_may_time), or sets the
+ * inode itself (a copy).
  */
-struct rs_fd *rs_fd_claim(int fd);
+struct rs_fd *rs_fd_claim(int fd, bool identify);
 
 /*
  * Returns whether fd is still the socket that entry e was made for.  A
@@ -197,7 +201,8 @@ struct rs_fd *rs_fd_claim(int fd);
  * for another socket, made by a call the library never sees; sockets have
  * unique inode numbers, and all dups of one share it.  One fstat(2): ask
  * only before the library changes what a call does (a wait it would cap),
- * never on the fast path.  True when the inode is unknown.
+ * never on the fast path.  True when the inode is unknown: not taken at
+the claim (no timeout can act on the entry's number) or not to be had.
  */
 bool rs_fd_same_socket(const struct rs_fd *e, int fd);
 

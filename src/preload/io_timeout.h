@@ -48,6 +48,20 @@ static inline int64_t rs_io_deadline(const struct rs_fd *e, bool out)
 	return when;
 }
 
+/*
+ * Returns whether rs_io_deadline() can ever be other than RS_NEVER for a
+ * socket connected under settings s in the process of runtime rt: s has
+ * a read or write timeout, or a deadline may bind the process.  Only such
+ * a socket's timeouts act on its number, and so ask which socket it is
+ * (rs_fd_same_socket).
+ */
+static inline bool rs_io_may_time(const struct rs_runtime *rt,
+    const struct rs_settings *s)
+{
+	return (s->read_timeout_ms & s->write_timeout_ms) != RS_OFF ||
+	    rs_tdeadline_possible(rt);
+}
+
 /* Counts and logs (warn) one timeout; called once per occurrence. */
 void rs_io_log_timeout(const struct rs_fd *e, bool out, int64_t now);
 

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "clock.h"
 #include "runtime.h"
 
 /*
@@ -22,6 +23,17 @@
 static inline bool rs_tdeadline_none(void)
 {
 	return !(rs_runtime_rare_get() & (RS_RARE_DEADLINE | RS_RARE_TDEADLINE));
+}
+
+/*
+ * Returns whether a deadline may ever bind a thread of the process: it
+ * has a process deadline, or its policy takes inbound ones (one of its
+ * threads may read a request that carries one).  rt is the runtime,
+ * active.  Unlike rs_tdeadline_none(), true before any thread took one.
+ */
+static inline bool rs_tdeadline_possible(const struct rs_runtime *rt)
+{
+	return rt->deadline_ms != RS_NEVER || rt->policy->inbound_header[0];
 }
 
 /*

@@ -299,7 +299,7 @@ void fk_unix_addr(struct sockaddr_storage *ss, socklen_t *len,
 struct rs_fd *fk_connected(int fd, const struct rs_policy *p,
     bool nonblocking)
 {
-	struct rs_fd *e = rs_fd_claim(fd);
+	struct rs_fd *e = rs_fd_claim(fd, true);
 
 	assert_non_null(e);
 	e->settings = &p->defaults;

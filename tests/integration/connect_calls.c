@@ -4,11 +4,13 @@
  * first one that starts the library (its policy, its counters); run bare
  * and under the library by tests/programs/test_connect_calls.sh.
  *
- *   connect_calls [request]
+ *   connect_calls [request|dup]
  *
  * With "request", the connection also carries one exchange before its
  * close: the listener's side (accepted in this thread) sends a byte, the
- * client sends one and reads the answer, which is there already.
+ * client sends one and reads the answer, which is there already.  With
+ * "dup", the connected socket is copied by dup() before it is closed, and
+ * the copy closed after it.
  * Prints "connected" or the connect's error; exit 0 when connected.
  */
 #include <arpa/inet.h>
@@ -58,6 +60,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	bool request = argc > 1 && !strcmp(argv[1], "request");
+	bool copy = argc > 1 && !strcmp(argv[1], "dup");
+	int d = -1;
 
 	connect_once(&a);
 	if (request)
@@ -71,7 +75,13 @@ int main(int argc, char **argv)
 		r = -1;
 		err = errno;
 	}
+	if (r == 0 && copy && (d = dup(s)) < 0) {
+		r = -1;
+		err = errno;
+	}
 	close(s);
+	if (d >= 0)
+		close(d);
 	syscall(SYS_getppid);
 	printf("%s\n", r == 0 ? "connected" : strerror(err));
 	return r != 0;

@@ -12,6 +12,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -173,6 +174,44 @@ static void test_close_range_cloexec(void **state)
 	expect_managed_read(&r);
 }
 
+/*
+ * A process deadline times the reads of a socket that has no read timeout
+ * (the policy sets none), and so it too must tell a reused number: the
+ * socket pair made behind the library's back on a raw-closed socket's
+ * number reads as without the library, past the deadline, while the
+ * socket itself, kept, fails with ETIMEDOUT at the deadline.  (The
+ * inode the check asks for is taken at the connect only where something
+ * can time the socket: a regression test for that choice.)
+ */
+static void test_reused_number_under_deadline(void **state)
+{
+	const char *hows[] = { "raw", "fclose" };
+	char *untimed = t_policy("version: 1\ndefaults:\n  attempts: 3\n");
+	char env0[64];
+	const char *env[] = { env0, NULL };
+	struct timespec ts;
+	struct t_run r;
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		snprintf(env0, sizeof(env0), "RESOLUTE_DEADLINE=%lld",
+		    (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + 700);
+		if (i == 2) {
+			h_run(&r, untimed, env, "copyread", silent.port,
+			    "none", NULL);
+			h_expect(&r, "read", "ETIMEDOUT", -1, 300,
+			    700 + t_slack_ms());
+		} else {
+			h_run(&r, untimed, env, "reuse", silent.port, hows[i],
+			    NULL);
+			expect_plain_read(&r);
+		}
+	}
+	unlink(untimed);
+	free(untimed);
+}
+
 /* A regular file on a raw-closed socket's number reads at once. */
 static void test_file_on_reused_number(void **state)
 {
@@ -238,6 +277,7 @@ int main(void)
 		cmocka_unit_test(test_dup2_over_managed),
 		cmocka_unit_test(test_number_reused_after_close),
 		cmocka_unit_test(test_unix_number_reused),
+		cmocka_unit_test(test_reused_number_under_deadline),
 		cmocka_unit_test(test_close_range_cloexec),
 		cmocka_unit_test(test_file_on_reused_number),
 		cmocka_unit_test(test_accepted_unmanaged),

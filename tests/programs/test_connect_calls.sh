@@ -2,8 +2,11 @@
 # test_connect_calls.sh - a managed blocking connect to a local listener
 # makes at most 3 system calls more than without the library (issue 13),
 # and none of the non-blocking path's (fcntl, poll, the outcome's
-# questions) or a getpid; and a request on a new connection under read
-# and write timeouts asks nothing of the kernel: counted with strace between the two markers of
+# questions) or a getpid; under the default policy, where nothing times
+# the socket, not even the fstat of its identity (2 more, the connect's
+# own SO_SNDTIMEO); a dup of the managed socket adds none; and a request
+# on a new connection under read and write timeouts asks nothing of the
+# kernel: counted with strace between the two markers of
 # build/itests/connect_calls, bare and under the library.  Not under ASan,
 # whose run-time makes calls of its own.
 set -u
@@ -45,6 +48,30 @@ if calls "$tmp/with" | grep -qE '^(fcntl|poll|ppoll|ioctl|getpid|getpeername|get
 	fail "the non-blocking path's calls in a plain blocking connect: $names"
 else
 	ok "no fcntl, poll, ioctl, getpid, getpeername or getsockopt"
+fi
+# No read or write timeout, no deadline: no timeout will ever ask which
+# socket the number is, so the connect does not take its inode.
+if [ "$with" -le $((bare + 2)) ] && ! calls "$tmp/with" | grep -qE '^(fstat|newfstatat|statx)$'; then
+	ok "default policy: no fstat, $with calls"
+else
+	fail "default policy: the identity taken where nothing times the socket: $names"
+fi
+
+# A dup of the managed socket: the copy's entry takes the original's
+# identity, and asks the kernel nothing.
+timeout 20 strace -qq -o "$tmp/dbare" "$B/itests/connect_calls" dup \
+	>"$tmp/out.dbare"
+timeout 20 env LD_PRELOAD="$LIB" RESOLUTE_POLICY="$tmp/policy.yaml" \
+	RESOLUTE_LOG=error strace -qq -o "$tmp/dwith" \
+	"$B/itests/connect_calls" dup >"$tmp/out.dwith"
+dbare=$(calls "$tmp/dbare" | wc -l)
+dwith=$(calls "$tmp/dwith" | wc -l)
+names=$(calls "$tmp/dwith" | tr '\n' ' ')
+if grep -q connected "$tmp/out.dbare" && grep -q connected "$tmp/out.dwith" &&
+    [ "$dbare" -eq $((bare + 2)) ] && [ "$dwith" -eq $((with + 2)) ]; then
+	ok "dup: $dwith system calls under the library, $dbare bare: $names"
+else
+	fail "dup: $dwith system calls (bare $dbare; without the dup $with and $bare): $names"
 fi
 
 # A request on the new connection under read and write timeouts: the first
