@@ -5,6 +5,7 @@
  *   connects COUNT pairs      (run under the library: see below)
  *   connects COUNT floor      (bare: the kernel's price of the library's
  *                              system calls, see below)
+ *   connects COUNT coldpairs  (as pairs, with cold caches: see below)
  *
  * A thread accepts and closes; the main thread opens a socket, connects
  * (through the library's connect engine when preloaded) and closes it.
@@ -25,10 +26,20 @@
  * does around them: the same ABBA pairs, both sides raw, one side adding
  * exactly those calls -- setsockopt(SO_SNDTIMEO, 1 ms) before the connect
  * and setsockopt(SO_SNDTIMEO, 0) after it -- and then the same with an
- * fstat before them (the library's inode question).  The difference
- * between "pairs" and "floor" is the library's user-space cost.
+ * fstat before them (the library's inode question, asked only where a
+ * timeout can act on the socket: under a read or write timeout or a
+ * deadline, not under the default policy).  The difference between
+ * "pairs" and the floor of the calls its policy makes is the library's
+ * user-space cost.
+ *
+ * "coldpairs" is "pairs" for a program that does other work between its
+ * connects: before each connect of either kind, a read of every line of
+ * a buffer larger than the CPU's own caches (8 MiB) leaves the library's
+ * code and data only in the shared cache or memory; only the connects
+ * themselves are timed.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -37,6 +48,7 @@
 
 #define BLOCK 100
 #define MAX_PAIRS 1000
+#define SWEEP_BYTES (8u << 20)
 
 static int lsock;
 
@@ -91,17 +103,46 @@ static void raw_connect_close(const struct sockaddr_in *addr, enum kind k)
  * connections wait in the listener's queue and are accepted and closed
  * after it, untimed: no other thread runs while a block is timed.
  */
+static bool cold;
+static volatile unsigned char *sweep_buf;
+
+/* Reads a line of every 64 bytes of a buffer larger than the CPU's own
+   caches (L1, L2), so that the next connect finds neither the library's
+   code nor its data there, as in a program that does other work between
+   its connects. */
+static void sweep(void)
+{
+	unsigned sum = 0;
+
+	for (size_t o = 0; o < SWEEP_BYTES; o += 64)
+		sum += sweep_buf[o];
+	sweep_buf[0] = (unsigned char)sum;
+}
+
+static void one_connect(const struct sockaddr_in *addr, enum kind k)
+{
+	if (k == LIBC)
+		close(b_connect(addr));
+	else
+		raw_connect_close(addr, k);
+}
+
 static double block_ns(const struct sockaddr_in *addr, enum kind k)
 {
-	long long t0 = b_now_ns();
+	long long t0 = b_now_ns(), spent = 0;
 
 	for (int i = 0; i < BLOCK; i++) {
-		if (k == LIBC)
-			close(b_connect(addr));
-		else
-			raw_connect_close(addr, k);
+		if (!cold) {
+			one_connect(addr, k);
+			continue;
+		}
+		sweep();
+		long long c0 = b_now_ns();
+
+		one_connect(addr, k);
+		spent += b_now_ns() - c0;
 	}
-	double ns = (double)(b_now_ns() - t0) / BLOCK;
+	double ns = (double)(cold ? spent : b_now_ns() - t0) / BLOCK;
 
 	for (int i = 0; i < BLOCK; i++)
 		close(accept(lsock, NULL, NULL));
@@ -158,6 +199,14 @@ int main(int argc, char **argv)
 	pthread_t th;
 
 	lsock = b_listen(&addr);
+	if (argc > 2 && !strcmp(argv[2], "coldpairs")) {
+		sweep_buf = calloc(1, SWEEP_BYTES);
+		if (!sweep_buf)
+			b_die("calloc");
+		cold = true;
+		pairs_of(&addr, n_pairs(count), LIBC, "connects_added_cold");
+		return 0;
+	}
 	if (argc > 2 && !strcmp(argv[2], "pairs")) {
 		pairs_of(&addr, n_pairs(count), LIBC, "connects_added");
 		return 0;

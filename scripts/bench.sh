@@ -12,7 +12,7 @@
 #   REPS=7 B=build scripts/bench.sh
 #   BENCH_ONLY="pingpong epoll" scripts/bench.sh    (rows whose name matches)
 #
-# After the table, two sections measured inside one process (about 45 s
+# After the table, two sections measured inside one process (about 90 s
 # together): connect_close_pairs (bench/connects.c pairs and floor) and
 # pingpong_pairs (bench/pingpong.c vslibc and floor), each with the same
 # run bare as the method's own error; BENCH_ONLY selects them by those
@@ -328,19 +328,27 @@ in_process() {
 }
 # The connect's added time inside one process (bench/connects.c "pairs":
 # blocks through the library alternate with blocks of raw system calls),
-# far less noisy than separate runs; bare, the same shows the method's
-# own error.  "floor" is the kernel's price of the calls the library adds
-# (raw blocks with them against raw blocks without), so that the rest of
-# the added time is the library's user space.
+# far less noisy than separate runs (1,000 pairs: the median moves by
+# ~0.1 us from run to run, where 300 pairs' moved by ~0.5); bare, the
+# same shows the method's own error; "coldpairs" the same with the CPU's
+# caches emptied before each connect.  "floor" is the kernel's price of the
+# calls the library adds (raw blocks with them against raw blocks
+# without): the default policy's two setsockopt, and the fstat that a
+# policy with read or write timeouts adds, so that the rest of the added
+# time is the library's user space.
 if selected connect_close_pairs; then
 	echo "connect + close, added time in one process (library vs raw system calls, ABBA blocks of 100; target +<= 1 us):"
 	with default
-	printf '  %-40s %s\n' "with the library:" "$(in_process connects 60000 pairs)"
+	printf '  %-40s %s\n' "with the library:" "$(in_process connects 200000 pairs)"
 	PRE=""
-	printf '  %-40s %s\n' "bare (method error):" "$(in_process connects 60000 pairs)"
-	in_process connects 60000 floor | {
-		read -r l1 && printf '  %-40s %s\n' "floor, raw + 2 setsockopt:" "$l1"
-		read -r l2 && printf '  %-40s %s\n' "floor, raw + fstat + 2 setsockopt:" "$l2"
+	printf '  %-40s %s\n' "bare (method error):" "$(in_process connects 200000 pairs)"
+	with default
+	printf '  %-40s %s\n' "with the library, cold caches:" "$(in_process connects 20000 coldpairs)"
+	PRE=""
+	printf '  %-40s %s\n' "bare, cold caches (method error):" "$(in_process connects 20000 coldpairs)"
+	in_process connects 200000 floor | {
+		read -r l1 && printf '  %-40s %s\n' "floor, raw + 2 setsockopt (default):" "$l1"
+		read -r l2 && printf '  %-40s %s\n' "floor, + fstat (under timeouts):" "$l2"
 	}
 fi
 # A ping-pong's added time inside one process (bench/pingpong.c
