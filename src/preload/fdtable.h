@@ -202,7 +202,7 @@ struct rs_fd *rs_fd_claim(int fd, bool identify);
  * unique inode numbers, and all dups of one share it.  One fstat(2): ask
  * only before the library changes what a call does (a wait it would cap),
  * never on the fast path.  True when the inode is unknown: not taken at
-the claim (no timeout can act on the entry's number) or not to be had.
+ * the claim (no timeout can act on the entry's number) or not to be had.
  */
 bool rs_fd_same_socket(const struct rs_fd *e, int fd);
 

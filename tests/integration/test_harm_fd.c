@@ -178,10 +178,11 @@ static void test_close_range_cloexec(void **state)
  * A process deadline times the reads of a socket that has no read timeout
  * (the policy sets none), and so it too must tell a reused number: the
  * socket pair made behind the library's back on a raw-closed socket's
- * number reads as without the library, past the deadline, while the
- * socket itself, kept, fails with ETIMEDOUT at the deadline.  (The
- * inode the check asks for is taken at the connect only where something
- * can time the socket: a regression test for that choice.)
+ * number (and on an fclose'd one's) reads as without the library, past
+ * the deadline, while the socket itself, kept, fails with ETIMEDOUT at
+ * the deadline.  (The inode the check asks for is taken at the connect
+ * only where something can time the socket: a regression test for that
+ * choice.)
  */
 static void test_reused_number_under_deadline(void **state)
 {
