@@ -14,6 +14,7 @@
 
 #include <string.h>
 
+#include "hot.h"
 #include "log.h"
 #include "machine.h"
 #include "shm.h"
@@ -88,7 +89,7 @@ static inline struct rs_budget_acct *acct_for(const struct rs_policy *p,
 	return a;
 }
 
-void rs_budget_note_connect(const struct rs_policy *p,
+RS_HOT void rs_budget_note_connect(const struct rs_policy *p,
     const struct rs_rule *rule, const struct rs_settings *s, int64_t now_ms)
 {
 	struct rs_budget_acct *a = acct_for(p, rule, s);

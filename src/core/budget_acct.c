@@ -5,6 +5,8 @@
  */
 #include "budget_acct.h"
 
+#include "hot.h"
+
 /* Bucket words: the bucket number in the high half, the count in the low. */
 #define STAMP(w) ((uint32_t)((w) >> 32))
 #define COUNT(w) ((uint32_t)(w))
@@ -80,7 +82,7 @@ uint64_t rs_budget_allowed(const struct rs_retry_budget *b,
 	return r > floor_n ? r : floor_n;
 }
 
-void rs_budget_acct_note(struct rs_budget_acct *a,
+RS_HOT void rs_budget_acct_note(struct rs_budget_acct *a,
     const struct rs_retry_budget *b, int64_t now_ms)
 {
 	bump(a->connects, stamp_of(b, now_ms));

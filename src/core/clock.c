@@ -5,6 +5,8 @@
 
 #include <time.h>
 
+#include "hot.h"
+
 /*
  * The sub-second part is below 10^9, so it fits 32 unsigned bits, whose
  * division by a constant compiles to one multiply and one shift (a signed
@@ -21,12 +23,12 @@ static int64_t read_ms(clockid_t id)
 }
 
 /* Hot: read on every transfer of a socket with a timeout. */
-__attribute__((hot)) int64_t rs_clock_now_ms(void)
+RS_HOT int64_t rs_clock_now_ms(void)
 {
 	return read_ms(CLOCK_MONOTONIC);
 }
 
-__attribute__((hot)) int64_t rs_clock_coarse_ms(void)
+RS_HOT int64_t rs_clock_coarse_ms(void)
 {
 	return read_ms(CLOCK_MONOTONIC_COARSE);
 }

@@ -18,6 +18,8 @@
 #include <strings.h>
 #include <sys/un.h>
 
+#include "hot.h"
+
 /*
  * Initial-exec TLS: a dynamically allocated TLS block may call malloc on
  * first access, which must never happen inside someone else's connect().
@@ -97,8 +99,8 @@ static int target_from_in6(struct rs_target *t, const struct sockaddr *sa,
 	return 0;
 }
 
-int rs_target_from_sockaddr(struct rs_target *t, const struct sockaddr *sa,
-    socklen_t len)
+RS_HOT int rs_target_from_sockaddr(struct rs_target *t,
+    const struct sockaddr *sa, socklen_t len)
 {
 	memset(t, 0, sizeof(*t));
 	if (!sa || len < sizeof(sa_family_t))
@@ -453,7 +455,7 @@ bool rs_match_test(const struct rs_match *m, const struct rs_target *t)
 	}
 }
 
-const struct rs_settings *rs_policy_lookup(const struct rs_policy *p,
+RS_HOT const struct rs_settings *rs_policy_lookup(const struct rs_policy *p,
     const struct rs_target *t, const struct rs_rule **rule)
 {
 	const struct rs_rule *r = NULL;

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "hot.h"
 #include "log.h"
 #include "machine.h"
 #include "shm.h"
@@ -58,7 +59,8 @@ int rs_stats_init(const struct rs_policy *p)
  * Returns rule i's counters in the shared segment, or NULL.  Two threads
  * may both look a rule up the first time; they find the same slot.
  */
-static struct rs_shm_metric *shared_of(size_t i, const struct rs_rule *rule)
+static RS_HOT struct rs_shm_metric *shared_of(size_t i,
+    const struct rs_rule *rule)
 {
 	struct rs_shm_metric *m = __atomic_load_n(&shared[i],
 	    __ATOMIC_ACQUIRE);
@@ -103,7 +105,7 @@ void rs_stats_add(const struct rs_rule *rule, enum rs_stat k)
 	add(rule, k, k, false);
 }
 
-void rs_stats_add_pair(const struct rs_rule *rule, enum rs_stat a,
+RS_HOT void rs_stats_add_pair(const struct rs_rule *rule, enum rs_stat a,
     enum rs_stat b)
 {
 	add(rule, a, b, true);

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 
 #include "fdtable.h"
+#include "hot.h"
 
 #define WORDS (RS_FD_MAX / 64)
 
@@ -21,7 +22,7 @@ uint64_t rs_born_bits[WORDS];
 uint64_t rs_born_rcv_bits[WORDS];
 static unsigned high;
 
-void rs_born_note(int fd, int domain, int type)
+RS_HOT void rs_born_note(int fd, int domain, int type)
 {
 	unsigned w = (unsigned)fd / 64;
 
@@ -41,7 +42,7 @@ void rs_born_note(int fd, int domain, int type)
 		;
 }
 
-void rs_born_clear(int fd)
+RS_HOT void rs_born_clear(int fd)
 {
 	__atomic_fetch_and(&rs_born_bits[(unsigned)fd / 64],
 	    ~(1ull << ((unsigned)fd % 64)), __ATOMIC_RELAXED);

@@ -21,6 +21,7 @@
 #include "connect_step.h"
 #include "connect_wait.h"
 #include "dest.h"
+#include "hot.h"
 #include "io_timeout.h"
 #include "log.h"
 #include "names.h"
@@ -180,7 +181,7 @@ static int first_steps(int fd, struct rs_fd *e, int flags, bool plain,
 	return -err;
 }
 
-int rs_connect(int fd, const struct sockaddr *sa, socklen_t len)
+RS_HOT int rs_connect(int fd, const struct sockaddr *sa, socklen_t len)
 {
 	if (!sa || len < sizeof(sa_family_t) ||
 	    len > sizeof(struct sockaddr_storage))

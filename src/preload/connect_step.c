@@ -25,6 +25,7 @@
 #include "budget.h"
 #include "clock.h"
 #include "dest.h"
+#include "hot.h"
 #include "log.h"
 #include "outcome.h"
 #include "real.h"
@@ -333,7 +334,7 @@ static int kernel_attempt(int fd, struct rs_fd *e, int64_t now)
 	return r;
 }
 
-int rs_connect_step_kernel(int fd, struct rs_fd *e, int64_t now)
+RS_HOT int rs_connect_step_kernel(int fd, struct rs_fd *e, int64_t now)
 {
 	int save = errno;
 

@@ -16,6 +16,7 @@
 
 #include "clock.h"
 #include "connect_step.h"
+#include "hot.h"
 #include "real.h"
 #include "sigrestart.h"
 #include "sotimeo.h"
@@ -118,7 +119,7 @@ int rs_connect_run_blocking(int fd, struct rs_fd *e, int flags)
 	return ret;
 }
 
-int rs_connect_run_kernel(int fd, struct rs_fd *e, int64_t now)
+RS_HOT int rs_connect_run_kernel(int fd, struct rs_fd *e, int64_t now)
 {
 	int r = rs_connect_step_kernel(fd, e, now);
 

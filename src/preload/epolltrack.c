@@ -12,6 +12,7 @@
 #include "connect_events.h"
 #include "connect_step.h"
 #include "fdtable.h"
+#include "hot.h"
 #include "httpwait.h"
 #include "io_timeout.h"
 #include "real.h"
@@ -495,7 +496,7 @@ int rs_ept_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 
 /* ---- connect() and close() ---- */
 
-void rs_ept_fd_changed(int fd)
+RS_HOT void rs_ept_fd_changed(int fd)
 {
 	/* Most connects are made in processes with no epoll set at all. */
 	if (!rs_epi_total())
@@ -552,7 +553,7 @@ static void drop_range(unsigned first, unsigned last, bool restore)
 	errno = save;
 }
 
-void rs_ept_fd_closed(int fd)
+RS_HOT void rs_ept_fd_closed(int fd)
 {
 	if (rs_epi_total())
 		drop_range((unsigned)fd, (unsigned)fd, true);
@@ -564,7 +565,7 @@ void rs_ept_fd_range_closed(unsigned first, unsigned last)
 		drop_range(first, last, true);
 }
 
-void rs_ept_fd_reused(int fd)
+RS_HOT void rs_ept_fd_reused(int fd)
 {
 	if (rs_epi_total())
 		drop_range((unsigned)fd, (unsigned)fd, false);

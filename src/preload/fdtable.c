@@ -17,6 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "hot.h"
 #include "vfork.h"
 
 struct rs_fd *rs_fd_chunks[RS_FD_CHUNK];
@@ -169,7 +170,7 @@ static inline void kt_drop(struct rs_fd *e)
 	}
 }
 
-struct rs_fd *rs_fd_claim(int fd, bool identify)
+RS_HOT struct rs_fd *rs_fd_claim(int fd, bool identify)
 {
 	if ((unsigned)fd >= RS_FD_MAX || !owned_here())
 		return NULL;
@@ -220,7 +221,7 @@ bool rs_fd_same_socket(const struct rs_fd *e, int fd)
 	return !e->ino || ino == e->ino;
 }
 
-void rs_fd_forget_entry(struct rs_fd *e)
+RS_HOT void rs_fd_forget_entry(struct rs_fd *e)
 {
 	if (!owned_here())
 		return;

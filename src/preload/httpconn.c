@@ -21,6 +21,7 @@
 #include "clock.h"
 #include "deadline.h"
 #include "guard.h"
+#include "hot.h"
 #include "httpio.h"
 #include "log.h"
 #include "real.h"
@@ -112,7 +113,7 @@ void rs_httpconn_accepted(int fd)
 		start(c, true, rt->policy->inbound_header, NULL);
 }
 
-void rs_httpconn_connecting(int fd, const struct rs_fd *e)
+RS_HOT void rs_httpconn_connecting(int fd, const struct rs_fd *e)
 {
 	struct rs_httpconn *c;
 
@@ -122,7 +123,7 @@ void rs_httpconn_connecting(int fd, const struct rs_fd *e)
 		start(c, false, e->settings->deadline_header, e->rule);
 }
 
-void rs_httpconn_forget(int fd)
+RS_HOT void rs_httpconn_forget(int fd)
 {
 	struct rs_httpconn *c = rs_httpconn_get(fd);
 

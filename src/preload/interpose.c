@@ -19,6 +19,7 @@
 #include "epolltrack.h"
 #include "fdtable.h"
 #include "guard.h"
+#include "hot.h"
 #include "interpose.h"
 #include "httphook.h"
 #include "httpio.h"
@@ -55,7 +56,7 @@ __thread int *rs_errno_at __attribute__((tls_model("initial-exec")));
 
 /* ---- connect and descriptor bookkeeping ---- */
 
-EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len)
+RS_HOT EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len)
 {
 	if (rs_guard_active())
 		return rs_real_connect(fd, sa, len);
@@ -93,7 +94,7 @@ static int accepted(int fd)
 	return fd;
 }
 
-EXPORT int socket(int domain, int type, int protocol)
+RS_HOT EXPORT int socket(int domain, int type, int protocol)
 {
 	int fd = fresh(rs_realfast_socket(domain, type, protocol));
 
@@ -123,7 +124,7 @@ EXPORT int accept4(int fd, struct sockaddr *sa, socklen_t *len, int flags)
 	return accepted(rs_real_accept4(fd, sa, len, flags));
 }
 
-EXPORT int close(int fd)
+RS_HOT EXPORT int close(int fd)
 {
 	if (vfork_child())
 		return rs_real_close(fd);
@@ -305,7 +306,7 @@ EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
  * (ktimeo.h): the kernel holds them again once set, until the engine
  * merges its own in.  A 64-bit variant is read back from the kernel.
  */
-EXPORT int setsockopt(int fd, int level, int name, const void *val,
+RS_HOT EXPORT int setsockopt(int fd, int level, int name, const void *val,
     socklen_t len)
 {
 	int r = rs_realfast_setsockopt(fd, level, name, val, len);

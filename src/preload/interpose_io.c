@@ -18,6 +18,7 @@
 
 #include "fdtable.h"
 #include "guard.h"
+#include "hot.h"
 #include "httphook.h"
 #include "httpio.h"
 #include "interpose.h"
@@ -36,9 +37,6 @@ ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
  * frame and ends in a jump to libc.
  */
 #define SLOW static __attribute__((noinline))
-
-/* The exported names and middle halves sit together (io.c says why). */
-#define HOT __attribute__((hot))
 
 /*
  * The engine of a managed call: the HTTP retry engine's when it may have
@@ -222,7 +220,7 @@ SLOW int recvmmsg_slow(struct rs_fd *e, int fd, struct mmsghdr *v,
 	    rs_real_recvmmsg(fd, v, n, flags, tmo);
 }
 
-EXPORT HOT int recvmmsg(int fd, struct mmsghdr *v, unsigned n, int flags,
+EXPORT RS_HOT int recvmmsg(int fd, struct mmsghdr *v, unsigned n, int flags,
     struct timespec *tmo)
 {
 	struct rs_fd *e = rs_fd_get(fd);
@@ -313,7 +311,7 @@ SLOW int sendmmsg_slow(struct rs_fd *e, int fd, struct mmsghdr *v,
 	    rs_real_sendmmsg(fd, v, n, flags);
 }
 
-EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
+EXPORT RS_HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 {
 	struct rs_fd *e = rs_fd_get(fd);
 
@@ -335,7 +333,7 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
  * again instead (a few loads, on the managed path only).
  */
 #define ENGINE(name, params, args)                                      \
-	SLOW HOT ssize_t name##_engine(RS_UNPAREN params,              \
+	SLOW RS_HOT ssize_t name##_engine(RS_UNPAREN params,              \
 	    struct rs_fd *e)                                            \
 	{                                                               \
 		if (engine_only(e, fd))                                 \
@@ -343,7 +341,7 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 		return name##_slow(e, RS_UNPAREN args);                 \
 	}
 #define ENGINE6(name, params, args)                                     \
-	SLOW HOT ssize_t name##_engine params                           \
+	SLOW RS_HOT ssize_t name##_engine params                           \
 	{                                                               \
 		struct rs_fd *e = rs_fd_get(fd);                        \
 									\
@@ -369,7 +367,7 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
  * call of the middle half.
  */
 #define EXPORT_STEADY(name, params, args, hargs, steady, rec, engine)   \
-	EXPORT HOT ssize_t name params                                  \
+	EXPORT RS_HOT ssize_t name params                                  \
 	STEADY_BODY(name, args, hargs, steady, rec, engine)
 /* The body of both: plain_args are the arguments of the plain call. */
 #define STEADY_BODY(name, plain_args, hargs, steady, rec, engine)       \
@@ -397,13 +395,13 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 	    name##_noaddr hparams                                       \
 	STEADY_BODY(name, noaddr, hargs, steady, rec,                   \
 	    name##_engine noaddr)                                       \
-	SLOW HOT ssize_t name##_addr params                             \
+	SLOW RS_HOT ssize_t name##_addr params                             \
 	{                                                               \
 		if (plain(rs_fd_get(fd), fd))                           \
 			return rs_realfast_##name args;                 \
 		return name##_engine args;                              \
 	}                                                               \
-	EXPORT HOT ssize_t name params                                  \
+	EXPORT RS_HOT ssize_t name params                                  \
 	{                                                               \
 		if (__builtin_expect(sa == NULL, 1))                    \
 			return name##_noaddr hargs;                     \
@@ -411,7 +409,7 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 	}
 /* The program's own call, which succeeds or fails as it would bare. */
 #define RECORDED(name, hparams, call)                                   \
-	SLOW HOT ssize_t name##_recorded(RS_UNPAREN hparams,           \
+	SLOW RS_HOT ssize_t name##_recorded(RS_UNPAREN hparams,           \
 	    struct rs_fd *e)                                            \
 	{                                                               \
 		return rs_io_touched(e, call);                          \
@@ -425,7 +423,7 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
  * recv with no flags on a connected stream socket, a write send.
  */
 #define STEADY1(name, hparams, flags, as_plain, dir, done, late, slow)  \
-	SLOW HOT ssize_t name##_steady(RS_UNPAREN hparams,             \
+	SLOW RS_HOT ssize_t name##_steady(RS_UNPAREN hparams,             \
 	    struct rs_fd *e)                                            \
 	{                                                               \
 		uint32_t gen;                                           \
@@ -453,7 +451,7 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
  * header the slow path completes); slow the long way of a late call.
  */
 #define STEADY_VIN(name, hparams, first, iov, cnt, flags, msg, slow)    \
-	SLOW HOT ssize_t name##_steady(RS_UNPAREN hparams,             \
+	SLOW RS_HOT ssize_t name##_steady(RS_UNPAREN hparams,             \
 	    struct rs_fd *e)                                            \
 	{                                                               \
 		if (!rs_ktimeo_steady_now(e))                           \
@@ -475,7 +473,7 @@ EXPORT HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
  * (rs_io_write_first() says why), else the slow path sends the rest.
  */
 #define STEADY_VOUT(name, hparams, hdr, flags, msg, as_plain)           \
-	SLOW HOT ssize_t name##_steady(RS_UNPAREN hparams,             \
+	SLOW RS_HOT ssize_t name##_steady(RS_UNPAREN hparams,             \
 	    struct rs_fd *e)                                            \
 	{                                                               \
 		int save = *rs_errno();                                 \

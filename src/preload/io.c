@@ -25,17 +25,11 @@
 
 #include "clock.h"
 #include "connect_wait.h"
+#include "hot.h"
 #include "io_block.h"
 #include "io_timeout.h"
 #include "ktimeo.h"
 #include "realfast.h"
-
-/*
- * The entry points run on every read and write of a socket with a
- * timeout: kept together in .text.hot, with the exported names and the
- * clock, so that a call touches few instruction cache lines and pages.
- */
-#define HOT __attribute__((hot))
 
 /* The real call of a PATH_REAL or PATH_REAL_RECORDING call. */
 #define REAL_CALL(path, e, call) \
@@ -200,7 +194,7 @@ ssize_t rs_io_read_after(struct rs_fd *e, int fd, void *buf, size_t n,
 	return read_after(e, fd, buf, n, flags, &ft, r, as_plain);
 }
 
-HOT ssize_t rs_io_read(struct rs_fd *e, int fd, void *buf, size_t n)
+RS_HOT ssize_t rs_io_read(struct rs_fd *e, int fd, void *buf, size_t n)
 {
 	if (rs_ktimeo_steady(e, 0))
 		return rs_io_read_steady(e, fd, buf, n, 0, true);
@@ -243,7 +237,7 @@ ssize_t rs_io_readmsg_after(struct rs_fd *e, int fd, const struct iovec *iov,
 	return readmsg_after(e, fd, iov, cnt, flags, msg, &ft, r);
 }
 
-HOT ssize_t rs_io_readv(struct rs_fd *e, int fd, const struct iovec *iov,
+RS_HOT ssize_t rs_io_readv(struct rs_fd *e, int fd, const struct iovec *iov,
     int cnt)
 {
 	int path = choose_path(e, fd, false, 0);
@@ -265,7 +259,7 @@ HOT ssize_t rs_io_readv(struct rs_fd *e, int fd, const struct iovec *iov,
 	return readmsg_after(e, fd, iov, cnt, 0, NULL, &ft, r);
 }
 
-HOT ssize_t rs_io_recv(struct rs_fd *e, int fd, void *buf, size_t n,
+RS_HOT ssize_t rs_io_recv(struct rs_fd *e, int fd, void *buf, size_t n,
     int flags)
 {
 	if (rs_ktimeo_steady(e, flags))
@@ -283,7 +277,7 @@ HOT ssize_t rs_io_recv(struct rs_fd *e, int fd, void *buf, size_t n,
 	return read_after(e, fd, buf, n, flags, &ft, r, false);
 }
 
-HOT ssize_t rs_io_recvfrom(struct rs_fd *e, int fd, void *buf, size_t n,
+RS_HOT ssize_t rs_io_recvfrom(struct rs_fd *e, int fd, void *buf, size_t n,
     int flags, struct sockaddr *sa, socklen_t *len)
 {
 	int path = choose_path(e, fd, false, flags);
@@ -311,7 +305,7 @@ HOT ssize_t rs_io_recvfrom(struct rs_fd *e, int fd, void *buf, size_t n,
 	return r;
 }
 
-HOT ssize_t rs_io_recvmsg(struct rs_fd *e, int fd, struct msghdr *msg,
+RS_HOT ssize_t rs_io_recvmsg(struct rs_fd *e, int fd, struct msghdr *msg,
     int flags)
 {
 	int path = choose_path(e, fd, false, flags);
@@ -377,7 +371,7 @@ ssize_t rs_io_write_after(struct rs_fd *e, int fd, const void *buf,
 	return write_after(e, fd, buf, n, flags, &ft, r, as_plain);
 }
 
-HOT ssize_t rs_io_write(struct rs_fd *e, int fd, const void *buf, size_t n)
+RS_HOT ssize_t rs_io_write(struct rs_fd *e, int fd, const void *buf, size_t n)
 {
 	if (rs_io_steady_out(e, 0))
 		return rs_io_write_steady(e, fd, buf, n, 0, true);
@@ -418,7 +412,7 @@ ssize_t rs_io_writemsg_after(struct rs_fd *e, int fd, const struct iovec *iov,
 	    gen);
 }
 
-HOT ssize_t rs_io_writev(struct rs_fd *e, int fd, const struct iovec *iov,
+RS_HOT ssize_t rs_io_writev(struct rs_fd *e, int fd, const struct iovec *iov,
     int cnt)
 {
 	int path = choose_path(e, fd, true, 0);
@@ -440,7 +434,7 @@ HOT ssize_t rs_io_writev(struct rs_fd *e, int fd, const struct iovec *iov,
 	return rs_io_writemsg_after(e, fd, iov, cnt, 0, NULL, r, ft.gen, true);
 }
 
-HOT ssize_t rs_io_send(struct rs_fd *e, int fd, const void *buf, size_t n,
+RS_HOT ssize_t rs_io_send(struct rs_fd *e, int fd, const void *buf, size_t n,
     int flags)
 {
 	if (rs_io_steady_out(e, flags))
@@ -458,7 +452,7 @@ HOT ssize_t rs_io_send(struct rs_fd *e, int fd, const void *buf, size_t n,
 	return write_after(e, fd, buf, n, flags, &ft, r, false);
 }
 
-HOT ssize_t rs_io_sendto(struct rs_fd *e, int fd, const void *buf, size_t n,
+RS_HOT ssize_t rs_io_sendto(struct rs_fd *e, int fd, const void *buf, size_t n,
     int flags, const struct sockaddr *sa, socklen_t len)
 {
 	int path = choose_path(e, fd, true, flags);
@@ -484,7 +478,7 @@ HOT ssize_t rs_io_sendto(struct rs_fd *e, int fd, const void *buf, size_t n,
 	    rs_io_write_rest(e, fd, &v, 1, flags, sa ? &m : NULL, r, ft.gen);
 }
 
-HOT ssize_t rs_io_sendmsg(struct rs_fd *e, int fd, const struct msghdr *msg,
+RS_HOT ssize_t rs_io_sendmsg(struct rs_fd *e, int fd, const struct msghdr *msg,
     int flags)
 {
 	int path = choose_path(e, fd, true, flags);

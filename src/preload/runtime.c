@@ -18,6 +18,7 @@
 
 #include "clock.h"
 #include "guard.h"
+#include "hot.h"
 #include "log.h"
 #include "policy_source.h"
 #include "policy_yaml.h"
@@ -127,7 +128,7 @@ static void init_locked(void)
 	errno = save;
 }
 
-const struct rs_runtime *rs_runtime_get(void)
+RS_HOT const struct rs_runtime *rs_runtime_get(void)
 {
 	const struct rs_runtime *r = rs_runtime_peek();
 

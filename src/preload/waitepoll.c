@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "epolltrack.h"
 #include "epollwait.h"
+#include "hot.h"
 #include "real.h"
 
 int rs_wait_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
@@ -73,12 +74,12 @@ int rs_wait_epoll_pwait2(int epfd, struct epoll_event *ev, int max,
 	    rs_clock_now_ms(), mask);
 }
 
-void rs_wait_fd_connect(int fd)
+RS_HOT void rs_wait_fd_connect(int fd)
 {
 	rs_ept_fd_changed(fd);
 }
 
-void rs_wait_fd_closed(int fd)
+RS_HOT void rs_wait_fd_closed(int fd)
 {
 	rs_ept_fd_closed(fd);
 }
@@ -88,7 +89,7 @@ void rs_wait_fd_range_closed(unsigned first, unsigned last)
 	rs_ept_fd_range_closed(first, last);
 }
 
-void rs_wait_fd_reused(int fd)
+RS_HOT void rs_wait_fd_reused(int fd)
 {
 	rs_ept_fd_reused(fd);
 }
