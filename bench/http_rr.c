@@ -22,6 +22,9 @@
  * process, the same machine load and the same peer state, so the
  * differences of the medians are the library's and the sidecar's costs;
  * run bare, "library" is "direct" again and shows the method's error.
+ * Then "paired library|sidecar MEDIAN Q1 Q3": the median (and quartiles)
+ * of each round's own difference from that round's direct request, in
+ * µs.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -146,6 +149,19 @@ static int mixed(char **argv)
 			}
 		}
 	}
+	/* Each round's own differences, before print_row() sorts: the
+	   median of them is what the kind adds, with each request compared
+	   to its neighbour in time rather than to the other distribution. */
+	long long *d = calloc((size_t)n, sizeof(long long));
+
+	for (int k = 1; k < 3; k++) {
+		for (int i = 0; i < n; i++)
+			d[i] = lat[k][i] - lat[0][i];
+		qsort(d, (size_t)n, sizeof(*d), cmp);
+		printf("paired %s %+.2f %+.2f %+.2f\n", names[k],
+		    d[n / 2] / 1e3, d[n / 4] / 1e3, d[3 * n / 4] / 1e3);
+	}
+	free(d);
 	for (int k = 0; k < 3; k++) {
 		print_row(names[k], lat[k], n);
 		free(lat[k]);

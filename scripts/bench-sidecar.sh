@@ -93,14 +93,22 @@ done | awk -v n="$COUNT" -v pin="${pin:-unpinned}" '
 # mixed PRE: "direct|library|sidecar p50 p90 p99 mean" averaged.
 # Each round's own ratio (what the sidecar adds over what the library
 # adds, at the median) comes out as "round RATIO", so that the spread of
-# the rounds shows next to their average.
+# the rounds shows next to their average.  "paired KIND MEDIAN": the
+# median of each request's difference from the direct request beside it
+# (http_rr mixed), averaged over the rounds, with "pround RATIO" per
+# round: the same costs with the distributions' own spread cancelled.
 mixed() {
 	round=0
 	while [ $round -lt "$ROUNDS" ]; do
 		round=$((round + 1))
 		# shellcheck disable=SC2086 # $1 and $pin are command prefixes
 		$1 $pin "$RR" mixed 127.0.0.1 "$port" 127.0.0.5 "$hport" "$COUNT"
-	done | awk '{ p50[$1] += $2; p90[$1] += $3; p99[$1] += $4; k[$1]++
+	done | awk '$1 == "paired" { pd[$2] += $3; pk[$2]++; pr[$2] = $3
+		if ($2 == "sidecar")
+			printf "pround %s\n", (pr["library"] > 0 ?
+			    sprintf("%.1f", $3 / pr["library"]) : "inf")
+		next }
+	    { p50[$1] += $2; p90[$1] += $3; p99[$1] += $4; k[$1]++
 		  r50[$1] = $2 }
 	    $1 == "sidecar" && k["direct"] == k["library"] &&
 	    k["library"] == k["sidecar"] {
@@ -109,12 +117,15 @@ mixed() {
 		    sprintf("%.1f", (r50["sidecar"] - r50["direct"]) / lib) : "inf")
 	    }
 	    END { for (n in k) printf "%s %.2f %.2f %.2f\n", n, p50[n] / k[n],
-		p90[n] / k[n], p99[n] / k[n] }'
+		p90[n] / k[n], p99[n] / k[n]
+		for (n in pk) printf "paired %s %.2f\n", n, pd[n] / pk[n] }'
 }
 { mixed "$lib" | sed 's/^/on /'; mixed env | sed 's/^/off /'; } | awk \
     -v n="$COUNT" -v r="$ROUNDS" '
 	$1 == "on" && $2 == "round" { rounds = rounds (rounds == "" ? "" : ", ") $3; next }
-	$2 == "round" { next }
+	$1 == "on" && $2 == "pround" { prounds = prounds (prounds == "" ? "" : ", ") $3; next }
+	$2 == "round" || $2 == "pround" { next }
+	$2 == "paired" { pp[$1 " " $3] = $4; next }
 	{ p50[$1 " " $2] = $3; p90[$1 " " $2] = $4; p99[$1 " " $2] = $5 }
 	function line(label, key, base) {
 	  printf "  %-24s %9.1f %9.1f %9.1f %11s\n", label, p50[key],
@@ -134,4 +145,10 @@ mixed() {
 	  if (lib > 0) printf "  HAProxy adds %.1fx what resolute adds (target >= 40x); the method error bare is %+.1f us\n", hap / lib, err
 	  else printf "  resolute adds nothing measurable at the median (HAProxy adds %.1f us; method error %+.1f us)\n", hap, err
 	  printf "  each round alone (HAProxy adds / resolute adds): %s\n", rounds
+	  plib = pp["on library"]; phap = pp["on sidecar"]
+	  printf "  paired (each request against the direct one beside it, median of the\n"
+	  printf "  differences): resolute %+.2f us, HAProxy %+.1f us", plib, phap
+	  if (plib > 0) printf ": %.1fx", phap / plib
+	  printf "; bare %+.2f us\n", pp["off library"]
+	  printf "  each round alone, paired: %s\n", prounds
 	}'
