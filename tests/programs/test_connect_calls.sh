@@ -27,31 +27,42 @@ calls() {
 	awk '/^getppid\(/ { n++; next } n == 1 { sub(/\(.*/, ""); print }' "$1"
 }
 
-timeout 20 strace -qq -o "$tmp/bare" "$B/itests/connect_calls" >"$tmp/out.bare"
-timeout 20 env LD_PRELOAD="$LIB" RESOLUTE_POLICY="$tmp/policy.yaml" \
-	RESOLUTE_LOG=error strace -qq -o "$tmp/with" \
-	"$B/itests/connect_calls" >"$tmp/out.with"
-bare=$(calls "$tmp/bare" | wc -l)
-with=$(calls "$tmp/with" | wc -l)
-names=$(calls "$tmp/with" | tr '\n' ' ')
-if grep -q connected "$tmp/out.bare" && grep -q connected "$tmp/out.with"; then
+# trace TAG POLICY [MODE]: build/itests/connect_calls (with MODE), bare
+# and under the library with POLICY, each traced; sets bare and with (the
+# counts of calls between the markers), names (the library's calls) and
+# out (both outputs, for messages); true when both connected.
+trace() {
+	timeout 20 strace -qq -o "$tmp/$1.bare" "$B/itests/connect_calls" \
+		${3:+"$3"} >"$tmp/$1.out.bare"
+	timeout 20 env LD_PRELOAD="$LIB" RESOLUTE_POLICY="$2" \
+		RESOLUTE_LOG=error strace -qq -o "$tmp/$1.with" \
+		"$B/itests/connect_calls" ${3:+"$3"} >"$tmp/$1.out.with"
+	bare=$(calls "$tmp/$1.bare" | wc -l)
+	with=$(calls "$tmp/$1.with" | wc -l)
+	names=$(calls "$tmp/$1.with" | tr '\n' ' ')
+	out="bare '$(cat "$tmp/$1.out.bare")', with '$(cat "$tmp/$1.out.with")'"
+	grep -q connected "$tmp/$1.out.bare" &&
+	    grep -q connected "$tmp/$1.out.with"
+}
+
+if trace connect "$tmp/policy.yaml"; then
 	ok "connected bare and under the library"
 else
-	fail "connect: bare '$(cat "$tmp/out.bare")', with '$(cat "$tmp/out.with")'"
+	fail "connect: $out"
 fi
 if [ "$bare" -gt 0 ] && [ "$with" -le $((bare + 3)) ]; then
 	ok "$with system calls under the library, $bare bare: $names"
 else
 	fail "$with system calls under the library (bare $bare, at most $((bare + 3))): $names"
 fi
-if calls "$tmp/with" | grep -qE '^(fcntl|poll|ppoll|ioctl|getpid|getpeername|getsockopt)$'; then
+if calls "$tmp/connect.with" | grep -qE '^(fcntl|poll|ppoll|ioctl|getpid|getpeername|getsockopt)$'; then
 	fail "the non-blocking path's calls in a plain blocking connect: $names"
 else
 	ok "no fcntl, poll, ioctl, getpid, getpeername or getsockopt"
 fi
 # No read or write timeout, no deadline: no timeout will ever ask which
 # socket the number is, so the connect does not take its inode.
-if [ "$with" -le $((bare + 2)) ] && ! calls "$tmp/with" | grep -qE '^(fstat|newfstatat|statx)$'; then
+if [ "$with" -le $((bare + 2)) ] && ! calls "$tmp/connect.with" | grep -qE '^(fstat|newfstatat|statx)$'; then
 	ok "default policy: no fstat, $with calls"
 else
 	fail "default policy: the identity taken where nothing times the socket: $names"
@@ -59,19 +70,12 @@ fi
 
 # A dup of the managed socket: the copy's entry takes the original's
 # identity, and asks the kernel nothing.
-timeout 20 strace -qq -o "$tmp/dbare" "$B/itests/connect_calls" dup \
-	>"$tmp/out.dbare"
-timeout 20 env LD_PRELOAD="$LIB" RESOLUTE_POLICY="$tmp/policy.yaml" \
-	RESOLUTE_LOG=error strace -qq -o "$tmp/dwith" \
-	"$B/itests/connect_calls" dup >"$tmp/out.dwith"
-dbare=$(calls "$tmp/dbare" | wc -l)
-dwith=$(calls "$tmp/dwith" | wc -l)
-names=$(calls "$tmp/dwith" | tr '\n' ' ')
-if grep -q connected "$tmp/out.dbare" && grep -q connected "$tmp/out.dwith" &&
-    [ "$dbare" -eq $((bare + 2)) ] && [ "$dwith" -eq $((with + 2)) ]; then
-	ok "dup: $dwith system calls under the library, $dbare bare: $names"
+cbare=$bare cwith=$with
+if trace dup "$tmp/policy.yaml" dup && [ "$bare" -eq $((cbare + 2)) ] &&
+    [ "$with" -eq $((cwith + 2)) ]; then
+	ok "dup: $with system calls under the library, $bare bare: $names"
 else
-	fail "dup: $dwith system calls (bare $dbare; without the dup $with and $bare): $names"
+	fail "dup: $with system calls (bare $bare; without the dup $cwith and $cbare): $names; $out"
 fi
 
 # A request on the new connection under read and write timeouts: the first
@@ -79,21 +83,13 @@ fi
 # the kernel for the program's own timeouts, which socket() left at 0.
 printf 'version: 1\ndefaults:\n  read_timeout: 5s\n  write_timeout: 5s\n' \
 	>"$tmp/rw5s.yaml"
-timeout 20 strace -qq -o "$tmp/rbare" "$B/itests/connect_calls" request \
-	>"$tmp/out.rbare"
-timeout 20 env LD_PRELOAD="$LIB" RESOLUTE_POLICY="$tmp/rw5s.yaml" \
-	RESOLUTE_LOG=error strace -qq -o "$tmp/rwith" \
-	"$B/itests/connect_calls" request >"$tmp/out.rwith"
-bare=$(calls "$tmp/rbare" | wc -l)
-with=$(calls "$tmp/rwith" | wc -l)
-names=$(calls "$tmp/rwith" | tr '\n' ' ')
-if grep -q connected "$tmp/out.rbare" && grep -q connected "$tmp/out.rwith" &&
-    [ "$bare" -gt 0 ] && [ "$with" -le $((bare + 4)) ]; then
+if trace request "$tmp/rw5s.yaml" request && [ "$bare" -gt 0 ] &&
+    [ "$with" -le $((bare + 4)) ]; then
 	ok "request: $with system calls under read/write timeouts, $bare bare: $names"
 else
-	fail "request: $with system calls (bare $bare, at most $((bare + 4))): $names; out '$(cat "$tmp/out.rbare")' '$(cat "$tmp/out.rwith")'"
+	fail "request: $with system calls (bare $bare, at most $((bare + 4))): $names; $out"
 fi
-if calls "$tmp/rwith" | grep -qE '^(fcntl|poll|ppoll|getsockopt)$'; then
+if calls "$tmp/request.with" | grep -qE '^(fcntl|poll|ppoll|getsockopt)$'; then
 	fail "request: the program's timeouts asked of the kernel, or a wait: $names"
 else
 	ok "request: no getsockopt, fcntl or poll"
