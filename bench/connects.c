@@ -98,11 +98,6 @@ static void raw_connect_close(const struct sockaddr_in *addr, enum kind k)
 	syscall(SYS_close, c);
 }
 
-/*
- * Nanoseconds per connect + close of one block of kind k.  The block's
- * connections wait in the listener's queue and are accepted and closed
- * after it, untimed: no other thread runs while a block is timed.
- */
 static bool cold;
 static volatile unsigned char *sweep_buf;
 
@@ -127,6 +122,12 @@ static void one_connect(const struct sockaddr_in *addr, enum kind k)
 		raw_connect_close(addr, k);
 }
 
+/*
+ * Nanoseconds per connect + close of one block of kind k.  The block's
+ * connections wait in the listener's queue and are accepted and closed
+ * after it, untimed: no other thread runs while a block is timed.  With
+ * cold caches, each connect is timed alone, after its sweep.
+ */
 static double block_ns(const struct sockaddr_in *addr, enum kind k)
 {
 	long long t0 = b_now_ns(), spent = 0;
