@@ -333,7 +333,7 @@ EXPORT RS_HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
  * again instead (a few loads, on the managed path only).
  */
 #define ENGINE(name, params, args)                                      \
-	SLOW RS_HOT ssize_t name##_engine(RS_UNPAREN params,              \
+	SLOW RS_HOT ssize_t name##_engine(RS_UNPAREN params,            \
 	    struct rs_fd *e)                                            \
 	{                                                               \
 		if (engine_only(e, fd))                                 \
@@ -341,7 +341,7 @@ EXPORT RS_HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 		return name##_slow(e, RS_UNPAREN args);                 \
 	}
 #define ENGINE6(name, params, args)                                     \
-	SLOW RS_HOT ssize_t name##_engine params                           \
+	SLOW RS_HOT ssize_t name##_engine params                        \
 	{                                                               \
 		struct rs_fd *e = rs_fd_get(fd);                        \
 									\
@@ -367,7 +367,7 @@ EXPORT RS_HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
  * call of the middle half.
  */
 #define EXPORT_STEADY(name, params, args, hargs, steady, rec, engine)   \
-	EXPORT RS_HOT ssize_t name params                                  \
+	EXPORT RS_HOT ssize_t name params                               \
 	STEADY_BODY(name, args, hargs, steady, rec, engine)
 /* The body of both: plain_args are the arguments of the plain call. */
 #define STEADY_BODY(name, plain_args, hargs, steady, rec, engine)       \
@@ -395,13 +395,13 @@ EXPORT RS_HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 	    name##_noaddr hparams                                       \
 	STEADY_BODY(name, noaddr, hargs, steady, rec,                   \
 	    name##_engine noaddr)                                       \
-	SLOW RS_HOT ssize_t name##_addr params                             \
+	SLOW RS_HOT ssize_t name##_addr params                          \
 	{                                                               \
 		if (plain(rs_fd_get(fd), fd))                           \
 			return rs_realfast_##name args;                 \
 		return name##_engine args;                              \
 	}                                                               \
-	EXPORT RS_HOT ssize_t name params                                  \
+	EXPORT RS_HOT ssize_t name params                               \
 	{                                                               \
 		if (__builtin_expect(sa == NULL, 1))                    \
 			return name##_noaddr hargs;                     \
@@ -409,7 +409,7 @@ EXPORT RS_HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 	}
 /* The program's own call, which succeeds or fails as it would bare. */
 #define RECORDED(name, hparams, call)                                   \
-	SLOW RS_HOT ssize_t name##_recorded(RS_UNPAREN hparams,           \
+	SLOW RS_HOT ssize_t name##_recorded(RS_UNPAREN hparams,         \
 	    struct rs_fd *e)                                            \
 	{                                                               \
 		return rs_io_touched(e, call);                          \
@@ -423,7 +423,7 @@ EXPORT RS_HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
  * recv with no flags on a connected stream socket, a write send.
  */
 #define STEADY1(name, hparams, flags, as_plain, dir, done, late, slow)  \
-	SLOW RS_HOT ssize_t name##_steady(RS_UNPAREN hparams,             \
+	SLOW RS_HOT ssize_t name##_steady(RS_UNPAREN hparams,           \
 	    struct rs_fd *e)                                            \
 	{                                                               \
 		uint32_t gen;                                           \
@@ -451,7 +451,7 @@ EXPORT RS_HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
  * header the slow path completes); slow the long way of a late call.
  */
 #define STEADY_VIN(name, hparams, first, iov, cnt, flags, msg, slow)    \
-	SLOW RS_HOT ssize_t name##_steady(RS_UNPAREN hparams,             \
+	SLOW RS_HOT ssize_t name##_steady(RS_UNPAREN hparams,           \
 	    struct rs_fd *e)                                            \
 	{                                                               \
 		if (!rs_ktimeo_steady_now(e))                           \
@@ -473,7 +473,7 @@ EXPORT RS_HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
  * (rs_io_write_first() says why), else the slow path sends the rest.
  */
 #define STEADY_VOUT(name, hparams, hdr, flags, msg, as_plain)           \
-	SLOW RS_HOT ssize_t name##_steady(RS_UNPAREN hparams,             \
+	SLOW RS_HOT ssize_t name##_steady(RS_UNPAREN hparams,           \
 	    struct rs_fd *e)                                            \
 	{                                                               \
 		int save = *rs_errno();                                 \
