@@ -216,9 +216,8 @@ RS_HOT struct rs_fd *rs_fd_claim(int fd, bool identify)
 
 bool rs_fd_same_socket(const struct rs_fd *e, int fd)
 {
-	uint64_t ino = inode_of(fd);
-
-	return !e->ino || ino == e->ino;
+	/* An unknown inode answers "the same" without asking the kernel. */
+	return !e->ino || inode_of(fd) == e->ino;
 }
 
 RS_HOT void rs_fd_forget_entry(struct rs_fd *e)
