@@ -144,9 +144,7 @@ static inline __attribute__((always_inline)) bool rs_io_steady_out(
  */
 static inline bool rs_io_timed(const struct rs_fd *e)
 {
-	const struct rs_settings *s = e->settings;
-
-	return (s->read_timeout_ms & s->write_timeout_ms) != RS_OFF;
+	return rs_io_settings_timed(e->settings);
 }
 
 /*

@@ -48,6 +48,12 @@ static inline int64_t rs_io_deadline(const struct rs_fd *e, bool out)
 	return when;
 }
 
+/* Whether settings s have a read or write timeout. */
+static inline bool rs_io_settings_timed(const struct rs_settings *s)
+{
+	return (s->read_timeout_ms & s->write_timeout_ms) != RS_OFF;
+}
+
 /*
  * Returns whether rs_io_deadline() can ever be other than RS_NEVER for a
  * socket connected under settings s in the process of runtime rt: s has
@@ -58,8 +64,7 @@ static inline int64_t rs_io_deadline(const struct rs_fd *e, bool out)
 static inline bool rs_io_may_time(const struct rs_runtime *rt,
     const struct rs_settings *s)
 {
-	return (s->read_timeout_ms & s->write_timeout_ms) != RS_OFF ||
-	    rs_tdeadline_possible(rt);
+	return rs_io_settings_timed(s) || rs_tdeadline_possible(rt);
 }
 
 /* Counts and logs (warn) one timeout; called once per occurrence. */
