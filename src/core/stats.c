@@ -19,6 +19,7 @@
 #include "log.h"
 #include "machine.h"
 #include "shm.h"
+#include "single.h"
 
 _Static_assert(RS_STAT_COUNT <= RS_SHM_COUNTERS,
     "the shared segment has no room for every counter");
@@ -90,9 +91,9 @@ static inline void add(const struct rs_rule *rule, enum rs_stat a,
 		return;
 	size_t i = rule ? (size_t)(rule - policy->rules) + 1 : 0;
 
-	__atomic_fetch_add(&counters[i][a], 1, __ATOMIC_RELAXED);
+	rs_count_add(&counters[i][a], 1);
 	if (two)
-		__atomic_fetch_add(&counters[i][b], 1, __ATOMIC_RELAXED);
+		rs_count_add(&counters[i][b], 1);
 	if ((m = shared_of(i, rule))) {
 		__atomic_fetch_add(&m->count[a], 1, __ATOMIC_RELAXED);
 		if (two)

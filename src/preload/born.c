@@ -14,6 +14,7 @@
 
 #include "fdtable.h"
 #include "hot.h"
+#include "single.h"
 
 #define WORDS (RS_FD_MAX / 64)
 
@@ -33,8 +34,8 @@ RS_HOT void rs_born_note(int fd, int domain, int type)
 	uint64_t bit = 1ull << (fd % 64);
 
 	if (__atomic_load_n(&rs_born_rcv_bits[w], __ATOMIC_RELAXED) & bit)
-		__atomic_fetch_and(&rs_born_rcv_bits[w], ~bit, __ATOMIC_RELAXED);
-	__atomic_fetch_or(&rs_born_bits[w], bit, __ATOMIC_RELAXED);
+		rs_bits_and(&rs_born_rcv_bits[w], ~bit);
+	rs_bits_or(&rs_born_bits[w], bit);
 	unsigned h = __atomic_load_n(&high, __ATOMIC_RELAXED);
 
 	while (w >= h && !__atomic_compare_exchange_n(&high, &h, w + 1, true,
@@ -44,8 +45,8 @@ RS_HOT void rs_born_note(int fd, int domain, int type)
 
 RS_HOT void rs_born_clear(int fd)
 {
-	__atomic_fetch_and(&rs_born_bits[(unsigned)fd / 64],
-	    ~(1ull << ((unsigned)fd % 64)), __ATOMIC_RELAXED);
+	rs_bits_and(&rs_born_bits[(unsigned)fd / 64],
+	    ~(1ull << ((unsigned)fd % 64)));
 }
 
 void rs_born_forget_range(unsigned first, unsigned last)
@@ -63,8 +64,7 @@ void rs_born_rcvtimeo_set(int fd)
 	if (fd < 0 || (unsigned)fd >= RS_FD_MAX)
 		return;
 	if (!rs_born_test(rs_born_rcv_bits, fd))
-		__atomic_fetch_or(&rs_born_rcv_bits[fd / 64], bit,
-		    __ATOMIC_RELAXED);
+		rs_bits_or(&rs_born_rcv_bits[fd / 64], bit);
 }
 
 void rs_born_forget_all(void)

@@ -21,6 +21,7 @@
 
 #include "heap.h"
 #include "policy.h"
+#include "single.h"
 
 /* data.u64 of a registration the library made: tag in the high half. */
 #define RS_EPT_TAG 0x52534c5600000000ULL	/* "RSLV" */
@@ -118,14 +119,17 @@ void rs_epi_lock_wake(struct rs_ept_instance *i);
  * Takes i's lock.  A futex word -- 0 free, 1 held, 2 held and waited for
  * -- rather than a pthread mutex, whose lock and unlock cost several times
  * more on a path every epoll_ctl of a managed socket takes; uncontended it
- * is one atomic instruction each way.  The lock is never held across a
- * wait, so a waiter sleeps only while another thread runs a few
- * non-blocking calls.
+ * is one atomic instruction each way, and none while the process has one
+ * thread (single.h): the word then stays 0, which rs_epi_unlock() reads
+ * as nothing to give back.  The lock is never held across a wait, so a
+ * waiter sleeps only while another thread runs a few non-blocking calls.
  */
 static inline void rs_epi_lock(struct rs_ept_instance *i)
 {
 	uint32_t free_ = 0;
 
+	if (rs_one_thread())
+		return;
 	if (!__builtin_expect(__atomic_compare_exchange_n(&i->lock, &free_, 1,
 	    false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED), 1))
 		rs_epi_lock_wait(i);
@@ -133,6 +137,10 @@ static inline void rs_epi_lock(struct rs_ept_instance *i)
 
 static inline void rs_epi_unlock(struct rs_ept_instance *i)
 {
+	/* 0: taken with one thread, which no other thread can have come to
+	   share since (single.h); held, it is 1 or 2. */
+	if (__atomic_load_n(&i->lock, __ATOMIC_RELAXED) == 0)
+		return;
 	if (__builtin_expect(__atomic_exchange_n(&i->lock, 0,
 	    __ATOMIC_RELEASE) != 1, 0))
 		rs_epi_lock_wake(i);

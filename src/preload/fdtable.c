@@ -170,6 +170,20 @@ static inline void kt_drop(struct rs_fd *e)
 	}
 }
 
+/*
+ * A new generation of e (see rs_fd_gen()), released: with one thread a
+ * plain store (single.h), as no other thread can be changing it.
+ */
+static inline void next_gen(struct rs_fd *e)
+{
+	uint32_t g = __atomic_load_n(&e->gen, __ATOMIC_RELAXED) + 1;
+
+	if (rs_one_thread())
+		__atomic_store_n(&e->gen, g, __ATOMIC_RELEASE);
+	else
+		__atomic_add_fetch(&e->gen, 1, __ATOMIC_RELEASE);
+}
+
 RS_HOT struct rs_fd *rs_fd_claim(int fd, bool identify)
 {
 	if ((unsigned)fd >= RS_FD_MAX || !owned_here())
@@ -193,7 +207,7 @@ RS_HOT struct rs_fd *rs_fd_claim(int fd, bool identify)
 	 */
 	if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) != RS_FD_NONE)
 		__atomic_store_n(&e->state, RS_FD_NONE, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&e->gen, 1, __ATOMIC_RELEASE);
+	next_gen(e);
 	release_http(e);
 	kt_drop(e);
 	/*
@@ -232,7 +246,7 @@ RS_HOT void rs_fd_forget_entry(struct rs_fd *e)
 	 */
 	release_http(e);
 	kt_drop(e);
-	__atomic_add_fetch(&e->gen, 1, __ATOMIC_RELEASE);
+	next_gen(e);
 	__atomic_store_n(&e->state, RS_FD_NONE, __ATOMIC_RELEASE);
 }
 

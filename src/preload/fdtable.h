@@ -25,6 +25,7 @@
 
 #include "names.h"
 #include "policy.h"
+#include "single.h"
 
 #define RS_FD_CHUNK 1024
 #define RS_FD_MAX (RS_FD_CHUNK * RS_FD_CHUNK)
@@ -289,9 +290,12 @@ static inline int64_t rs_fd_last_activity(const struct rs_fd *e)
 /* rs_fd_lock() while another thread holds the lock: yields until free. */
 void rs_fd_lock_wait(struct rs_fd *e);
 
-/* Inline, as a connect takes and gives back the lock a few times. */
+/* Inline, as a connect takes and gives back the lock a few times.  With
+   one thread (single.h) nothing is taken: the word stays 0. */
 static inline void rs_fd_lock(struct rs_fd *e)
 {
+	if (rs_one_thread())
+		return;
 	if (__builtin_expect(__atomic_exchange_n(&e->lock, 1,
 		__ATOMIC_ACQUIRE) != 0, 0))
 		rs_fd_lock_wait(e);
@@ -300,7 +304,8 @@ static inline void rs_fd_lock(struct rs_fd *e)
 /* Takes the entry's lock if it is free; returns whether it did. */
 static inline bool rs_fd_trylock(struct rs_fd *e)
 {
-	return !__atomic_exchange_n(&e->lock, 1, __ATOMIC_ACQUIRE);
+	return rs_one_thread() ||
+	    !__atomic_exchange_n(&e->lock, 1, __ATOMIC_ACQUIRE);
 }
 
 static inline void rs_fd_unlock(struct rs_fd *e)
