@@ -5,6 +5,7 @@
  *   pingpong [poll] pairs [ROUNDS]   (in one process: see below)
  *   pingpong [poll] floor [ROUNDS]   (bare: the kernel's part, see below)
  *   pingpong [poll] vslibc [ROUNDS]  (in one process, against glibc itself)
+ *   pingpong epoll vslibc|floor [ROUNDS]  (an event loop's request)
  *
  * The connecting side (managed under the library, with the bench policy's
  * read and write timeouts) sends one byte and waits, in a blocking read,
@@ -51,17 +52,31 @@
  * run shows as the method's error), and bare the method's error is ~0.
  * The figure an operator sees: the same program, with and without the
  * library, inside one run.
+ *
+ * `epoll` (with vslibc or floor) is an event loop's request, as
+ * redis-benchmark makes one on each of its connections (the ae library's
+ * calls): the socket, non-blocking, goes from waiting for its reply
+ * (EPOLLIN) to waiting to write (MOD, DEL, ADD EPOLLOUT), epoll_wait says
+ * it may, one byte is written, then back to EPOLLIN (DEL, ADD) and
+ * epoll_wait for the echo, which is read: five epoll_ctl, two waits, a
+ * write and a read, each side in an epoll instance of its own.  Its floor
+ * waits as the library does under rw5s, in epoll_pwait with no signal
+ * mask and the read timeout for the program's -1: a timed wait that
+ * sleeps arms a kernel timer, an untimed one does not.
  */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "bench.h"
 
 #define BLOCK 100
+/* use_poll's value for the epoll mode (1: poll). */
+#define EPOLL_MODE 2
 #define MAX_PAIRS 5000
 
 static void echo(int s, long unused)
@@ -105,6 +120,8 @@ enum side { LIBC, RAW, RAW_AS_LIB, GLIBC };
 static ssize_t (*g_read)(int, void *, size_t);
 static ssize_t (*g_write)(int, const void *, size_t);
 static int (*g_poll)(struct pollfd *, nfds_t, int);
+static int (*g_epoll_ctl)(int, int, int, struct epoll_event *);
+static int (*g_epoll_wait)(int, struct epoll_event *, int, int);
 
 static void glibc_calls(void)
 {
@@ -115,7 +132,9 @@ static void glibc_calls(void)
 	*(void **)&g_read = dlsym(h, "read");
 	*(void **)&g_write = dlsym(h, "write");
 	*(void **)&g_poll = dlsym(h, "poll");
-	if (!g_read || !g_write || !g_poll)
+	*(void **)&g_epoll_ctl = dlsym(h, "epoll_ctl");
+	*(void **)&g_epoll_wait = dlsym(h, "epoll_wait");
+	if (!g_read || !g_write || !g_poll || !g_epoll_ctl || !g_epoll_wait)
 		b_die("dlsym");
 }
 
@@ -151,11 +170,77 @@ static int as_lib_round(int c, int use_poll, char *b)
 	return syscall(SYS_read, c, b, 1) == 1 ? 0 : -1;
 }
 
+/* The epoll instance of each side's connection, by its number. */
+static int epoll_of[64];
+
+/* epoll_ctl and the wait for one event, as side s makes them. */
+static int side_ctl(enum side s, int ep, int op, int fd, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.fd = fd };
+
+	if (s == LIBC)
+		return epoll_ctl(ep, op, fd, &ev);
+	if (s == GLIBC)
+		return g_epoll_ctl(ep, op, fd, &ev);
+	return (int)syscall(SYS_epoll_ctl, ep, op, fd, &ev);
+}
+
+static int side_wait(enum side s, int ep)
+{
+	struct epoll_event ev;
+
+	if (s == LIBC)
+		return epoll_wait(ep, &ev, 1, -1);
+	if (s == GLIBC)
+		return g_epoll_wait(ep, &ev, 1, -1);
+	if (s == RAW_AS_LIB)
+		return (int)syscall(SYS_epoll_pwait, ep, &ev, 1, 5000, NULL, 8);
+	return (int)syscall(SYS_epoll_pwait, ep, &ev, 1, -1, NULL, 0);
+}
+
+/*
+ * One request of the epoll mode on c, registered for EPOLLIN: the calls
+ * of redis-benchmark's request (see the top), the write and read as side
+ * s makes them.
+ */
+static int epoll_round(int c, enum side s, char *b)
+{
+	int ep = epoll_of[c];
+	int bad = side_ctl(s, ep, EPOLL_CTL_MOD, c, EPOLLIN) < 0 ||
+	    side_ctl(s, ep, EPOLL_CTL_DEL, c, 0) < 0 ||
+	    side_ctl(s, ep, EPOLL_CTL_ADD, c, EPOLLOUT) < 0 ||
+	    side_wait(s, ep) != 1;
+	ssize_t w = s == LIBC ? write(c, b, 1) : s == GLIBC ?
+	    g_write(c, b, 1) : syscall(SYS_write, c, b, 1);
+
+	if (bad || w != 1 || side_ctl(s, ep, EPOLL_CTL_DEL, c, 0) < 0 ||
+	    side_ctl(s, ep, EPOLL_CTL_ADD, c, EPOLLIN) < 0 ||
+	    side_wait(s, ep) != 1)
+		return -1;
+	ssize_t r = s == LIBC ? read(c, b, 1) : s == GLIBC ? g_read(c, b, 1) :
+	    syscall(SYS_read, c, b, 1);
+
+	return r == 1 ? 0 : -1;
+}
+
+/* The epoll mode's instance for side s's connection c, with c in it. */
+static void epoll_setup(int c, enum side s)
+{
+	int ep = s == LIBC ? epoll_create1(0) :
+	    (int)syscall(SYS_epoll_create1, 0);
+
+	if (ep < 0 || c >= 64 || side_ctl(s, ep, EPOLL_CTL_ADD, c, EPOLLIN) < 0)
+		b_die("epoll setup");
+	epoll_of[c] = ep;
+}
+
 /* One round trip of side s on c. */
 static int round_trip(int c, enum side s, int use_poll, char *b)
 {
 	struct pollfd p = { .fd = c, .events = POLLIN };
 
+	if (use_poll == EPOLL_MODE)
+		return epoll_round(c, s, b);
 	if (s == LIBC)
 		return use_poll ? poll_round(c, b) :
 		    write(c, b, 1) == 1 && read(c, b, 1) == 1 ? 0 : -1;
@@ -316,6 +401,11 @@ static void pairs(long rounds, int use_poll, enum side sa, enum side sb,
 	int ca = side_a_client(&addr, sa, use_poll);
 	int cb = raw_client(&addr, use_poll);
 
+	if (use_poll == EPOLL_MODE) {
+		epoll_setup(ca, sa);
+		epoll_setup(cb, sb);
+	}
+
 	block_ns(ca, sa, use_poll);	/* warm both paths up */
 	block_ns(cb, sb, use_poll);
 	for (long i = 0; i < n; i++) {
@@ -341,27 +431,30 @@ static void pairs(long rounds, int use_poll, enum side sa, enum side sb,
 int main(int argc, char **argv)
 {
 	int k = 1;
-	int use_poll = argc > k && strcmp(argv[k], "poll") == 0;
+	int use_poll = argc > k && strcmp(argv[k], "poll") == 0 ? 1 :
+	    argc > k && strcmp(argv[k], "epoll") == 0 ? EPOLL_MODE : 0;
 	int use_pairs, use_floor, use_vs;
 
-	k += use_poll;
+	k += use_poll != 0;
 	use_pairs = argc > k && strcmp(argv[k], "pairs") == 0;
 	use_floor = argc > k && strcmp(argv[k], "floor") == 0;
 	use_vs = argc > k && strcmp(argv[k], "vslibc") == 0;
 	k += use_pairs || use_floor || use_vs;
 	long rounds = argc > k ? atol(argv[k]) : 200000;
 
+	static const char *const prefix[] = { "", "poll_", "epoll_" };
+	char name[64];
+
+	snprintf(name, sizeof(name), "pingpong_%s%s", prefix[use_poll],
+	    use_vs ? "vslibc" : use_pairs ? "pairs" : "floor");
 	if (use_vs) {
 		glibc_calls();
-		pairs(rounds, use_poll, LIBC, GLIBC, use_poll ?
-		    "pingpong_poll_vslibc" : "pingpong_vslibc");
+		pairs(rounds, use_poll, LIBC, GLIBC, name);
 		return 0;
 	}
 	if (use_pairs || use_floor) {
 		pairs(rounds, use_poll, use_pairs ? LIBC : RAW_AS_LIB, RAW,
-		    use_pairs ? use_poll ? "pingpong_poll_pairs" :
-		    "pingpong_pairs" : use_poll ? "pingpong_poll_floor" :
-		    "pingpong_floor");
+		    name);
 		return 0;
 	}
 	pid_t pid;
@@ -371,16 +464,20 @@ int main(int argc, char **argv)
 
 	if (use_poll && fcntl(c, F_SETFL, fcntl(c, F_GETFL) | O_NONBLOCK) < 0)
 		b_die("fcntl");
+	if (use_poll == EPOLL_MODE)
+		epoll_setup(c, LIBC);
 	t0 = b_now_ns();
 	for (long i = 0; i < rounds; i++)
-		if (use_poll ? poll_round(c, &b) < 0 :
+		if (use_poll ? round_trip(c, LIBC, use_poll, &b) < 0 :
 		    write(c, &b, 1) != 1 || read(c, &b, 1) != 1)
 			b_die("pingpong");
 	long long t = b_now_ns() - t0;
 
 	close(c);
 	waitpid(pid, NULL, 0);
-	printf("pingpong%s %.1f ns/round-trip\n", use_poll ? " poll" : "",
+	static const char *const mode[] = { "", " poll", " epoll" };
+
+	printf("pingpong%s %.1f ns/round-trip\n", mode[use_poll],
 	    (double)t / rounds);
 	return 0;
 }

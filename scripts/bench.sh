@@ -12,11 +12,11 @@
 #   REPS=7 B=build scripts/bench.sh
 #   BENCH_ONLY="pingpong epoll" scripts/bench.sh    (rows whose name matches)
 #
-# After the table, two sections measured inside one process (about 90 s
+# After the table, two sections measured inside one process (about 2 min
 # together): connect_close_pairs (bench/connects.c pairs and floor) and
-# pingpong_pairs (bench/pingpong.c vslibc and floor), each with the same
-# run bare as the method's own error; BENCH_ONLY selects them by those
-# names too.
+# pingpong_pairs (bench/pingpong.c vslibc and floor; blocking, poll and
+# epoll), each with the same run bare as the method's own error;
+# BENCH_ONLY selects them by those names too.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 B=${B:-build}
@@ -364,7 +364,8 @@ fi
 if selected pingpong_pairs; then
 	echo "ping-pong in one process (libc calls, the library's when preloaded, vs glibc's own, ABBA blocks of 100; target ratio <= 1.01):"
 	for pp in rw5s:vslibc default:vslibc bare:vslibc floor:floor \
-	    rw5s:poll bare:poll floor:pollfloor; do
+	    rw5s:poll bare:poll floor:pollfloor \
+	    rw5s:epoll default:epoll bare:epoll floor:epollfloor; do
 		pol=${pp%:*} mode=${pp#*:}
 		PRE="" label="$pol policy"
 		case $pol in
@@ -375,9 +376,14 @@ if selected pingpong_pairs; then
 		case $mode in
 		poll) line=$(in_process pingpong poll vslibc 400000) ;;
 		pollfloor) line=$(in_process pingpong poll floor 400000) ;;
+		epoll) line=$(in_process pingpong epoll vslibc 400000) ;;
+		epollfloor) line=$(in_process pingpong epoll floor 400000) ;;
 		*) line=$(in_process pingpong "$mode" 400000) ;;
 		esac
-		case $mode in poll*) label="poll, $label" ;; esac
+		case $mode in
+		poll*) label="poll, $label" ;;
+		epoll*) label="epoll, $label" ;;
+		esac
 		printf '  %-40s %s\n' "$label:" "$line"
 	done
 fi
