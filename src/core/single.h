@@ -47,42 +47,32 @@ static inline bool rs_one_thread(void)
 }
 
 /*
- * Adds v to a counter only this process's threads share.  With one thread
- * a plain add: one instruction where the architecture has a memory add
- * (x86), so a signal handler's count is never lost; elsewhere atomic.
+ * RS_SINGLE_RMW(name, insn, builtin) defines name(p, v): *p op= v on a
+ * word only this process's threads share.  With one thread a plain
+ * update: one instruction where the architecture has a memory form (x86),
+ * so a signal handler's update is never lost; elsewhere atomic.
  */
-static inline void rs_count_add(uint64_t *p, uint64_t v)
-{
 #if defined(__x86_64__)
-	if (rs_one_thread()) {
-		__asm__ volatile("addq %1, %0" : "+m"(*p) : "er"(v) : "cc");
-		return;
+#define RS_SINGLE_PLAIN(insn, p, v)					\
+	if (rs_one_thread()) {						\
+		__asm__ volatile(insn " %1, %0" : "+m"(*(p)) : "er"(v)	\
+		    : "cc");						\
+		return;							\
 	}
+#else
+#define RS_SINGLE_PLAIN(insn, p, v)
 #endif
-	__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
-}
 
-/* *p |= bits, and *p &= bits, as rs_count_add() adds. */
-static inline void rs_bits_or(uint64_t *p, uint64_t bits)
-{
-#if defined(__x86_64__)
-	if (rs_one_thread()) {
-		__asm__ volatile("orq %1, %0" : "+m"(*p) : "er"(bits) : "cc");
-		return;
+#define RS_SINGLE_RMW(name, insn, builtin)				\
+	static inline void name(uint64_t *p, uint64_t v)		\
+	{								\
+		RS_SINGLE_PLAIN(insn, p, v)				\
+		builtin(p, v, __ATOMIC_RELAXED);			\
 	}
-#endif
-	__atomic_fetch_or(p, bits, __ATOMIC_RELAXED);
-}
 
-static inline void rs_bits_and(uint64_t *p, uint64_t bits)
-{
-#if defined(__x86_64__)
-	if (rs_one_thread()) {
-		__asm__ volatile("andq %1, %0" : "+m"(*p) : "er"(bits) : "cc");
-		return;
-	}
-#endif
-	__atomic_fetch_and(p, bits, __ATOMIC_RELAXED);
-}
+/* A counter's add, and a bit set's |= and &=. */
+RS_SINGLE_RMW(rs_count_add, "addq", __atomic_fetch_add)
+RS_SINGLE_RMW(rs_bits_or, "orq", __atomic_fetch_or)
+RS_SINGLE_RMW(rs_bits_and, "andq", __atomic_fetch_and)
 
 #endif /* RS_SINGLE_H */
