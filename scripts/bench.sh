@@ -386,6 +386,14 @@ if selected pingpong_pairs; then
 		esac
 		printf '  %-40s %s\n' "$label:" "$line"
 	done
+	# The clock reads a steady timed round trip makes (bench/clocks.c):
+	# a floor under the rw5s rows above, whatever the library's code.
+	PRE=""
+	in_process clocks 5000000 | {
+		read -r c_fine c_coarse c_tsc c_rt &&
+		    printf '  %-40s %s\n' "clock reads (a floor under rw5s):" \
+		    "CLOCK_MONOTONIC $c_fine ns, _COARSE $c_coarse ns, rdtsc $c_tsc ns; a steady blocking round trip reads the fine clock twice (the write's and the read's activity stamps) and the coarse one once: $c_rt ns"
+	}
 fi
 if [ -s "$tmp/detail" ]; then
 	echo "system calls per operation, by name (strace -c, unpinned; strace slows"
