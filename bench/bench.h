@@ -91,4 +91,19 @@ static inline int b_pair(void (*serve)(int s, long arg), long arg, pid_t *pid)
 	return c;
 }
 
+/* qsort's comparison of doubles, ascending. */
+static inline int b_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sorts v[0..n) and returns its quantile p (nearest rank). */
+static inline double b_quantile(double *v, long n, double p)
+{
+	qsort(v, (size_t)n, sizeof(v[0]), b_cmp_double);
+	return v[(long)(p * (double)(n - 1) + 0.5)];
+}
+
 #endif /* RS_BENCH_H */

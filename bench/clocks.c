@@ -27,13 +27,6 @@
 
 #define BLOCKS 5
 
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 static volatile uint64_t sink;
 
 /* ns per read of clock id over n reads (id -1: rdtsc). */
@@ -63,8 +56,7 @@ static double median_of(int id, long n)
 
 	for (int b = 0; b < BLOCKS; b++)
 		v[b] = per_read(id, n / BLOCKS);
-	qsort(v, BLOCKS, sizeof(v[0]), cmp);
-	return v[BLOCKS / 2];
+	return b_quantile(v, BLOCKS, 0.5);
 }
 
 int main(int argc, char **argv)

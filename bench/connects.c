@@ -150,13 +150,6 @@ static double block_ns(const struct sockaddr_in *addr, enum kind k)
 	return ns;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * n pairs of blocks of kind a and of RAW, in the order ABBA; prints the
  * median difference a - RAW per connect + close and its IQR.
@@ -180,7 +173,7 @@ static void pairs_of(const struct sockaddr_in *addr, long n, enum kind a,
 		}
 		d[i] = x - y;
 	}
-	qsort(d, (size_t)n, sizeof(d[0]), cmp_double);
+	qsort(d, (size_t)n, sizeof(d[0]), b_cmp_double);
 	printf("%s %+.2f us/connect (IQR %+.2f..%+.2f, %ld pairs of %d)\n",
 	    name, d[n / 2] / 1000, d[n / 4] / 1000, d[3 * n / 4] / 1000, n,
 	    BLOCK);

@@ -337,28 +337,14 @@ static double block_ns(int c, enum side s, int use_poll)
 	return (double)(b_now_ns() - t0) / BLOCK;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Sorts v[0..n) and returns its quantile p (nearest rank). */
-static double quantile(double *v, long n, double p)
-{
-	qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
-	return v[(long)(p * (double)(n - 1) + 0.5)];
-}
-
 static void print_pairs(double *a, double *b, double *d, double *r, long n,
     const char *name)
 {
-	double d50 = quantile(d, n, 0.5), d25 = quantile(d, n, 0.25);
-	double d75 = quantile(d, n, 0.75);
-	double r50 = quantile(r, n, 0.5), r25 = quantile(r, n, 0.25);
-	double r75 = quantile(r, n, 0.75);
-	double a50 = quantile(a, n, 0.5), b50 = quantile(b, n, 0.5);
+	double d50 = b_quantile(d, n, 0.5), d25 = b_quantile(d, n, 0.25);
+	double d75 = b_quantile(d, n, 0.75);
+	double r50 = b_quantile(r, n, 0.5), r25 = b_quantile(r, n, 0.25);
+	double r75 = b_quantile(r, n, 0.75);
+	double a50 = b_quantile(a, n, 0.5), b50 = b_quantile(b, n, 0.5);
 
 	printf("%s %+.1f ns/round-trip (IQR %+.1f..%+.1f), ratio %.4f "
 	    "(pairs' %.4f, IQR %.4f..%.4f), A %.1f B %.1f ns, %ld pairs of "
