@@ -374,10 +374,8 @@ if selected pingpong_pairs; then
 		*) with "$pol" ;;
 		esac
 		case $mode in
-		poll) line=$(in_process pingpong poll vslibc 400000) ;;
-		pollfloor) line=$(in_process pingpong poll floor 400000) ;;
-		epoll) line=$(in_process pingpong epoll vslibc 400000) ;;
-		epollfloor) line=$(in_process pingpong epoll floor 400000) ;;
+		poll | epoll) line=$(in_process pingpong "$mode" vslibc 400000) ;;
+		*poll*) line=$(in_process pingpong "${mode%floor}" floor 400000) ;;
 		*) line=$(in_process pingpong "$mode" 400000) ;;
 		esac
 		case $mode in
