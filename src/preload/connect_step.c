@@ -26,6 +26,7 @@
 #include "clock.h"
 #include "dest.h"
 #include "hot.h"
+#include "io_timeout.h"
 #include "log.h"
 #include "outcome.h"
 #include "real.h"
@@ -298,6 +299,19 @@ static void start_attempt(int fd, struct rs_fd *e, int64_t now)
  */
 #define KERNEL_MIN_MS 50
 
+/*
+ * The moment a first attempt the kernel ended connected: the clock read
+ * again where it is the last activity a read or write timeout counts
+ * from (io_timeout.h); elsewhere nothing reads it (a deadline does not
+ * count from it, nor a failover record of a success), the call's start
+ * stands for it, and a connect under the default policy reads the clock
+ * once.
+ */
+static int64_t connected_at(const struct rs_fd *e, int64_t now)
+{
+	return rs_io_settings_timed(e->settings) ? rs_clock_now_ms() : now;
+}
+
 static int kernel_attempt(int fd, struct rs_fd *e, int64_t now)
 {
 	int64_t until = attempt_deadline(e, now);
@@ -328,7 +342,7 @@ static int kernel_attempt(int fd, struct rs_fd *e, int64_t now)
 	/* The first attempt, made by the kernel's bounded wait: it never
 	   had a safety net to take down. */
 	if (r == 0)
-		connected(e, rs_clock_now_ms());
+		connected(e, connected_at(e, now));
 	else if (r != -EINPROGRESS && r != -EINTR && r != -EALREADY)
 		after_failure(fd, e, -r, rs_clock_now_ms());
 	return r;
