@@ -26,8 +26,9 @@ static const char *client(void)
 /*
  * Runs the client MODE against a silent peer under policy yaml (ARG after
  * the port, if any); asserts that its read ended with "read WANT ms=" at
- * least ms and less than ms + slack after it started, and that the output
- * has also1 and also2 (NULL: nothing).
+ * least ms and less than ms + slack after the socket's last activity (the
+ * client's connect or write, from which SPEC §6 counts), and that the
+ * output has also1 and also2 (NULL: nothing).
  */
 static void check(const char *yaml, const char *mode, const char *arg,
     const char *want, long long ms, const char *also1, const char *also2)
@@ -52,6 +53,11 @@ static void check(const char *yaml, const char *mode, const char *arg,
 		t_show(r);
 	assert_non_null(s);
 	sscanf(s + strlen(head), "%lld", &got);
+	if (got < ms || got >= ms + t_slack_ms()) {
+		printf("%s: read %s after %lld ms, want [%lld, %lld)\n", mode,
+		    want, got, ms, ms + t_slack_ms());
+		t_show(r);
+	}
 	assert_true(got >= ms && got < ms + t_slack_ms());
 	assert_true(!also1 || strstr(r->out, also1));
 	assert_true(!also2 || strstr(r->out, also2));
