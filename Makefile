@@ -74,7 +74,7 @@ ITEST_BIN := $(patsubst tests/integration/%.c,$(B)/itests/%,$(ITEST_SRC))
 
 .PHONY: all lib cli tests test test-peer unit integration demo demo-deadline bench install \
 	uninstall asan tsan valgrind fuzz format format-check lint clean help \
-	deps coverage unit-tests deb
+	deps coverage unit-tests deb soak soak-ci
 
 all: lib cli ## build build/libresolute.so and build/resolute
 
@@ -222,6 +222,23 @@ asan: ## the whole test suite under ASan+UBSan
 		SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		all tests
 	$(Q)B=build-asan RS_ASAN=1 scripts/run-tests.sh
+
+# The soak (tests/soak/run.sh, doc/reliability.md): real servers and
+# clients under rotating faults, with and without the library, in private
+# namespaces; the table, the checks and $(B)/soak/soak.svg at the end.
+soak: all ## SOAK_SECONDS (1800) of real traffic under rotating faults, library vs bare (root)
+	$(Q)B=$(B) tests/soak/run.sh
+
+# The short form CI runs: 66 s (one cycle under the library, the restart
+# and drop windows of one bare), then 45 s with make asan's build, whose
+# reports fail it.  About two and a half minutes in all.
+soak-ci: all ## the soak's short form: 66 s, then 45 s under ASan (build-asan)
+	$(Q)SOAK_SECONDS=90 SOAK_FAULT_S=3 B=$(B) tests/soak/run.sh
+	$(Q)$(MAKE) --no-print-directory B=build-asan OPT="-O1 -g" \
+		SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+		all
+	$(Q)SOAK_ASAN=1 SOAK_BARE=0 SOAK_SECONDS=40 SOAK_FAULT_S=3 B=build-asan \
+		SOAK_OUT=$(B)/soak-asan tests/soak/run.sh
 
 test-peer: all ## CPython's socket test suite bare and under the library, compared case by case
 	$(Q)RS_LIB=$(CURDIR)/$(B)/libresolute.so scripts/peer-suite.sh

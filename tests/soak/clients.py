@@ -176,18 +176,19 @@ def redis_op(s, rng, key):
 
 class Conns:
     """One connection per target, made on demand, dropped after an error
-    and every 40 operations (reconnects are what leaks would follow)."""
+    and at random once in 40 operations (reconnects are what leaks would
+    follow; at random rather than by age, so that a bare twin started with
+    fresh connections reconnects as often as the client beside it)."""
 
-    def __init__(self, timeout):
-        self.timeout, self.socks, self.uses = timeout, {}, {}
+    def __init__(self, timeout, rng):
+        self.timeout, self.rng, self.socks = timeout, rng, {}
 
     def get(self, var):
         s = self.socks.get(var)
-        if s is None or self.uses[var] >= 40:
+        if s is None or self.rng.random() < 1 / 40:
             self.drop(var)
             s = socket.create_connection(target(var), timeout=self.timeout)
-            self.socks[var], self.uses[var] = s, 0
-        self.uses[var] += 1
+            self.socks[var] = s
         return s
 
     def drop(self, var):
@@ -229,7 +230,7 @@ KINDS = ["echo", "echo", "echo", "get", "post", "post2"]
 def loop_blocking(rec, name, life, alarm, seed, kinds, pause):
     """One thread's operations until life ends."""
     rng = random.Random(seed)
-    conns = Conns(None if alarm else HUNG_S)
+    conns = Conns(None if alarm else HUNG_S, random.Random(seed + 7))
     opids = opid_stream(name + "t%d" % seed)
     # A key of this process's own: a bare twin draws the same seeds.
     rkey = "%s-%d-k%d" % (name, os.getpid(), seed)
@@ -284,19 +285,14 @@ async def async_conn(rec, i, end):
     rng = random.Random(1000 + i)
     host, port = target("SOAK_ECHO")
     r = w = None
-    uses = 0
     await asyncio.sleep(rng.uniform(0, 2))
     while time.monotonic() < end:
         t0 = time.monotonic()
         try:
-            if w is None or uses >= 30:
-                if w is not None:
-                    w.close()
-                    w = None
+            if w is None or rng.random() < 1 / 30:
+                w = drop(w)
                 r, w = await asyncio.wait_for(
                     asyncio.open_connection(host, port), HUNG_S)
-                uses = 0
-            uses += 1
             body = rng.randbytes(size(rng, 65536))
             frame = struct.pack("!I", len(body)) + body
             w.write(frame)
@@ -337,7 +333,8 @@ def run_once(kind, name):
     """One operation; the exit status says how it ended: 0 ok, 1 err,
     3 corrupt (the stream's runner counts it, and hung by its own bound)."""
     try:
-        one_op(Conns(HUNG_S), random.Random(), opid_stream(name), [kind],
+        one_op(Conns(HUNG_S, random.Random()), random.Random(),
+               opid_stream(name), [kind],
                1 << 16, "once")
         return 0
     except Corrupt as e:

@@ -5,20 +5,21 @@
 # undoes every one, whatever state the soak is in (the exit trap calls it).
 #
 #   restart  every server killed, back after 1.5-3 s (ports refuse)
+#   dead     127.0.0.11, the first address of every name, drops SYNs for
+#            SOAK_DEAD_S (17 s: longer than the clients' own 15-s
+#            deadline): its twin 127.0.0.12 still answers (failover)
 #   drop     SYNs to every server port dropped (nftables) for SOAK_DROP_S
 #            (10 s): longer than the kernel's SYN retransmissions at 1, 3
-#            and 7 s hide, so that a bare connect begun in it waits for the
-#            one at 15 s
+#            and 7 s hide
 #   frozen   every server stopped (SIGSTOP), continued 2-4 s later
 #   rst      the soak's echo and HTTP servers reset a third of their
 #            exchanges at a random byte (SO_LINGER 0); Redis and
 #            PostgreSQL cannot be made to
 #   trickle  the same servers answer 8 KiB every 10 ms
 #   dns      the DNS server answers SERVFAIL for 2.5 s from the next query
-#   dead     127.0.0.11, the first address of every name, drops SYNs:
-#            its twin 127.0.0.12 still answers (failover)
 #   quiet    nothing
-FAULTS="restart drop frozen rst trickle dns dead quiet"
+# Others last SOAK_FAULT_S; each is followed by 2 s of calm.
+FAULTS="restart dead drop frozen rst trickle dns quiet"
 SOAK_NFT=soak_faults
 
 nft_drop() {

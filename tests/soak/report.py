@@ -41,6 +41,7 @@ LINES = []
 FAILS = []
 STARTS = []     # the fault windows' start times, for bisect
 LONG = ("single", "threads", "async")
+SANITIZED = os.environ.get("SOAK_ASAN") == "1"
 
 
 def say(s=""):
@@ -132,7 +133,7 @@ def fault_table(ops, faults):
         by[(f, mode)] = [a + b for a, b in zip(by[(f, mode)], c)]
         if phase == "bare" and name in LONG:
             twins[(f, mode)] += c[0]
-    for f in ["restart", "drop", "frozen", "rst", "trickle", "dns", "dead",
+    for f in ["restart", "dead", "drop", "frozen", "rst", "trickle", "dns",
               "quiet"]:
         lib, bare = by[(f, "lib")], by[(f, "bare")]
         say("%-8s %9d %6.1f%% %9d %6.1f%% %10d %10d" % (
@@ -208,9 +209,11 @@ def resources(procs, shm):
     say("")
     say("Long-lived processes under the library, from the first quarter on "
         "(least-squares growth over that span; bound: the larger of the "
-        "absolute and relative allowance)")
-    say("%-8s %-6s %9s %9s %9s %10s %9s" % ("process", "what", "q1 median",
-                                            "end", "max", "growth", "bound"))
+        "absolute and relative allowance; under 10 minutes, twice the "
+        "absolute one or the median)")
+    say("%-8s %-6s %9s %9s %9s %10s %9s %10s" % (
+        "process", "what", "q1 median", "end", "max", "growth", "bound",
+        "per hour"))
     for name in sorted(procs):
         s = procs[name]
         if len(s) < 4:
@@ -225,11 +228,14 @@ def resources(procs, shm):
             growth = fit(pts) * (t1 - q)
             a, r = BOUNDS[what]
             bound = max(a, r * med)
+            if t1 - t0 < 600:
+                # Too short for a slope to mean a leak: a coarse bound.
+                bound = max(2 * a, med)
             ok = growth <= bound
-            say("%-8s %-6s %9d %9d %9d %10.1f %9.0f %s" % (
+            say("%-8s %-6s %9d %9d %9d %10.1f %9.0f %10.1f %s" % (
                 name, what, median([x[i] for x in s if x[0] < q] or [0]),
                 pts[-1][1], max(v for _, v in pts), growth, bound,
-                "" if ok else "GROWS"))
+                fit(pts) * 3600, "" if ok else "GROWS"))
             if not ok:
                 FAILS.append("%s %s grows by %.0f (bound %.0f)" % (
                     name, what, growth, bound))
@@ -342,11 +348,27 @@ def main():
         "%s %s" % (k, dict(v.most_common(6))) for k, v in
         sorted(errors.items())))
     say("")
+    outcomes(by, fb, twins)
+    duplicates(d)
+    if SANITIZED:
+        resources({}, shm)
+    else:
+        resources(procs, shm)
+    log_storms(d, ops, faults)
+    finish(d, out, ops, faults, procs)
+
+
+def outcomes(by, fb, twins):
     lib, bare = by[("total", "lib")], by[("total", "bare")]
-    check(sum(lib) > 0 and sum(bare) > 0, "operations under the library "
-          "(%d) and bare (%d)" % (sum(lib), sum(bare)))
+    check(sum(lib) > 0, "operations under the library (%d)" % sum(lib))
     check(lib[2] == 0, "zero corrupt under the library (%d)" % lib[2])
     check(lib[3] == 0, "zero hung under the library (%d)" % lib[3])
+    if SANITIZED:
+        say("(a sanitizer run: the library against bare and the resource "
+            "slopes, with the sanitizer's quarantine in RSS, are the plain "
+            "run's to check)")
+        return
+    check(sum(bare) > 0, "operations bare (%d)" % sum(bare))
     check(bare[2] == 0, "zero corrupt bare (%d): the servers and clients "
           "themselves are right" % bare[2])
     check(kept(lib) >= kept(bare), "library keeps at least as many alive "
@@ -354,12 +376,18 @@ def main():
     a, b = fb[("restart", "lib")], fb[("restart", "bare")]
     check(kept(a) > kept(b), "library keeps a larger share alive under "
           "restarts: %.1f%% vs %.1f%%" % (kept(a), kept(b)))
-    a, b = twins[("drop", "lib")], twins[("drop", "bare")]
-    check(a > b, "library keeps more operations alive under dropped SYNs "
-          "than the bare twins beside it: %d vs %d ok" % (a, b))
-    duplicates(d)
-    resources(procs, shm)
-    log_storms(d, ops, faults)
+    a, b = fb[("dead", "lib")], fb[("dead", "bare")]
+    check(kept(a) > kept(b), "library keeps a larger share alive when "
+          "one address of a name drops SYNs: %.1f%% vs %.1f%%" % (
+              kept(a), kept(b)))
+    a, b = fb[("drop", "lib")], fb[("drop", "bare")]
+    say("      (every address dropping SYNs: no retry can connect; the "
+        "library ends a connect by its budget, bare waits for the "
+        "kernel's SYN retransmissions: %.1f%% vs %.1f%% kept, %d vs %d "
+        "hung)" % (kept(a), kept(b), a[3], b[3]))
+
+
+def finish(d, out, ops, faults, procs):
     say("")
     try:
         left = open(os.path.join(d, "faults-left")).read().strip()

@@ -3,7 +3,7 @@
 # faults, with and without the library, and what it must never lose.
 #
 #   tests/soak/run.sh            SOAK_SECONDS (1800) of traffic
-#   SOAK_SECONDS=75 SOAK_FAULT_S=3 tests/soak/run.sh      the CI short form
+#   SOAK_SECONDS=90 SOAK_FAULT_S=3 tests/soak/run.sh      the CI short form
 #
 # Everything runs in private PID, network and mount namespaces (unshare;
 # root): loopback only, its own DNS server (tests/programs/dnsd.py on
@@ -17,15 +17,16 @@
 # an asyncio loop with 200 connections, the chain service (one hop of a
 # two-hop deadline chain), and a stream of short-lived curl, python3, psql
 # and redis-cli processes with redis-benchmark and pgbench bursts.  Faults
-# (faults.sh) rotate every SOAK_FAULT_S (6) + 2 s (the drop: SOAK_DROP_S,
-# 10, + 2 s); one cycle of the eight
-# in three is "bare": twins of the long-lived clients run without the
-# library beside them, and the stream runs bare.  sample.py samples
+# (faults.sh) rotate every SOAK_FAULT_S (6) + 2 s (the drop and the dead
+# address longer); the first cycle of the eight and one in three after it
+# is "bare" (SOAK_BARE=0: none): twins of the long-lived clients run
+# without the library beside them, and the stream runs bare.  sample.py samples
 # descriptors, RSS, epoll records and shared segments every 3 s.
 # report.py prints the table, checks what must hold, draws
 # SOAK_OUT/soak.svg and exits non-zero when something does not hold.
 #
-# Environment: SOAK_SECONDS, SOAK_FAULT_S, SOAK_OUT (build/soak), B or
+# Environment: SOAK_SECONDS, SOAK_FAULT_S, SOAK_DROP_S, SOAK_DEAD_S,
+# SOAK_BARE, SOAK_HUNG_S (15), SOAK_OUT (build/soak), B or
 # RS_BUILD (build), SOAK_ASAN=1 (B=build-asan, libasan first in
 # LD_PRELOAD, as make asan), SOAK_TLS=1 (an HTTPS twin of the web server:
 # needs the TLS layer, see doc/reliability.md).  Without root, nft or
@@ -38,6 +39,8 @@ case $B in /*) ;; *) B=$PWD/$B ;; esac
 SOAK_SECONDS=${SOAK_SECONDS:-1800}
 SOAK_FAULT_S=${SOAK_FAULT_S:-6}
 SOAK_DROP_S=${SOAK_DROP_S:-10}
+SOAK_DEAD_S=${SOAK_DEAD_S:-17}
+SOAK_BARE=${SOAK_BARE:-1}
 out=${SOAK_OUT:-$B/soak}
 
 if [ "${SOAK_INSIDE:-}" != 1 ]; then
@@ -176,16 +179,17 @@ t_end=$(($(now_ms) + SOAK_SECONDS * 1000))
 cycle=0
 while [ "$(now_ms)" -lt "$t_end" ]; do
 	phase=lib
-	[ $((cycle % 3)) = 1 ] && phase=bare
+	[ "$SOAK_BARE" = 1 ] && [ $((cycle % 3)) = 0 ] && phase=bare
 	echo "$phase" >"$dir/phase"
-	[ "$phase" = bare ] &&
-	    twins_start $((8 * (SOAK_FAULT_S + 2) + SOAK_DROP_S + 5))
+	[ "$phase" = bare ] && twins_start \
+	    $((6 * (SOAK_FAULT_S + 2) + SOAK_DROP_S + SOAK_DEAD_S + 9))
 	for f in $FAULTS; do
 		[ "$(now_ms)" -lt "$t_end" ] || break
 		t0=$(now_ms)
 		fault_on "$f"
 		len=$SOAK_FAULT_S
 		[ "$f" = drop ] && len=$SOAK_DROP_S
+		[ "$f" = dead ] && len=$SOAK_DEAD_S
 		left=$((len * 1000 - ($(now_ms) - t0)))
 		[ "$left" -gt 0 ] && sleep_ms "$left"
 		fault_off "$f"
