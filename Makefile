@@ -302,7 +302,7 @@ format-check:
 lint: ## cppcheck, shellcheck, the no-interposed-calls rule and the layering
 	cppcheck --quiet --error-exitcode=1 --std=c11 -D_GNU_SOURCE \
 		--suppress=missingIncludeSystem --inline-suppr -Isrc/core -Isrc/preload src tools
-	shellcheck -S warning scripts/*.sh .ci/run tests/programs/*.sh
+	shellcheck -S warning scripts/*.sh .ci/run tests/programs/*.sh tests/soak/*.sh
 	scripts/lint-calls.sh
 	B=$(B) scripts/lint-layers.sh
 

@@ -19,6 +19,7 @@
 #   dns      the DNS server answers SERVFAIL for 2.5 s from the next query
 #   quiet    nothing
 # Others last SOAK_FAULT_S; each is followed by 2 s of calm.
+# shellcheck disable=SC2034 # run.sh rotates through them
 FAULTS="restart dead drop frozen rst trickle dns quiet"
 SOAK_NFT=soak_faults
 
@@ -53,7 +54,8 @@ fault_on() {
 		sleep_ms "$(rand_ms 1500 3000)"
 		srv_start_all ;;
 	drop)
-		nft_drop tcp dport "{ $P_ECHO, $P_WEB, $P_WEB2, $P_CHAIN, $P_REDIS, $P_PG }" ;;
+		nft_drop tcp dport \
+		    "{ $P_ECHO, $P_WEB, $P_WEB2, $P_WEBS, $P_CHAIN, $P_REDIS, $P_PG }" ;;
 	frozen)
 		srv_signal STOP
 		sleep_ms "$(rand_ms 2000 4000)"

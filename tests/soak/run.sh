@@ -28,8 +28,9 @@
 # Environment: SOAK_SECONDS, SOAK_FAULT_S, SOAK_DROP_S, SOAK_DEAD_S,
 # SOAK_BARE, SOAK_HUNG_S (15), SOAK_OUT (build/soak), B or
 # RS_BUILD (build), SOAK_ASAN=1 (B=build-asan, libasan first in
-# LD_PRELOAD, as make asan), SOAK_TLS=1 (an HTTPS twin of the web server:
-# needs the TLS layer, see doc/reliability.md).  Without root, nft or
+# LD_PRELOAD, as make asan), SOAK_TLS (auto: an HTTPS port on the web
+# server, used by curl in the stream, when the library has its TLS layer;
+# 1 always, 0 never).  Without root, nft or
 # unshare: SKIPPED, and why.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -67,7 +68,26 @@ fi
 export SOAK_LIB="$lib" SOAK_POLICY="$dir/policy.yaml"
 export SOAK_ECHO=echo.soak:7001 SOAK_WEB=web.soak:8001 SOAK_WEB2=web.soak:8002
 export SOAK_REDIS=redis.soak:6380 SOAK_PG=pg.soak:5433 SOAK_CHAIN=127.0.0.1:8003
-export SOAK_HUNG_S=${SOAK_HUNG_S:-15}
+export SOAK_HUNG_S=${SOAK_HUNG_S:-15} PYTHONDONTWRITEBYTECODE=1
+# TLS (SPEC 9 over TLS): an HTTPS port on the web server and curl over it
+# in the stream, when the library has its TLS layer (it exports SSL_write)
+# or SOAK_TLS=1 says so; SOAK_TLS=0: never.
+SOAK_TLS=${SOAK_TLS:-auto}
+if [ "$SOAK_TLS" = auto ]; then
+	SOAK_TLS=0
+	nm -D --defined-only "$B/libresolute.so" 2>/dev/null |
+	    grep -qw SSL_write && SOAK_TLS=1
+	[ "$SOAK_TLS" = 1 ] ||
+	    echo "soak: HTTPS left out: the library has no TLS layer (SOAK_TLS=1 adds it anyway)"
+fi
+if [ "$SOAK_TLS" = 1 ]; then
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=web.soak \
+	    -addext subjectAltName=DNS:web.soak -keyout "$dir/tls.key" \
+	    -out "$dir/tls.crt" >/dev/null 2>&1 ||
+	    { echo "soak: openssl req failed"; exit 1; }
+	export SOAK_WEBS=web.soak:8443 SOAK_TLS_PORT=8443
+	export SOAK_TLS_CERT="$dir/tls.crt" SOAK_TLS_KEY="$dir/tls.key"
+fi
 pgdir=$(mktemp -d /tmp/rs-soak-pg-XXXXXX)
 chmod 0755 "$pgdir"
 # shellcheck source=tests/soak/servers.sh
@@ -173,6 +193,15 @@ twins_stop() {
 	twins=""
 }
 
+# The faults begin once every long-lived client has counted operations
+# (bounded: 60 s; python3 under a sanitizer starts in seconds).
+i=0
+while [ $i -lt 600 ]; do
+	n=$(cut -d' ' -f2 "$dir/ops" 2>/dev/null | sort -u | grep -cxE 'single|threads|async')
+	[ "$n" = 3 ] && break
+	sleep 0.1
+	i=$((i + 1))
+done
 echo "soak: ${SOAK_SECONDS}s of traffic, faults of ${SOAK_FAULT_S}s + 2s," \
     "output in $out"
 t_end=$(($(now_ms) + SOAK_SECONDS * 1000))

@@ -25,7 +25,9 @@ twenty gets 503 with Retry-After 0 or 1 (never executed).  Every POST's
 arrival is appended to DIR/arrivals, "OPID KEY STATUS", so that the soak
 can prove a keyless POST never came twice.  Both files survive restarts
 (the soak kills this server); the key set is reloaded from the ledger.
-Exits after --life seconds (default 3600), so a forgotten one ends.
+With SOAK_TLS_PORT set (one of the http ports), that port speaks HTTPS
+with SOAK_TLS_CERT and SOAK_TLS_KEY.  Exits after --life seconds (default
+3600), so a forgotten one ends.
 """
 import asyncio
 import os
@@ -192,6 +194,15 @@ async def http_conn(d, ledger, reader, writer):
     writer.close()
 
 
+def tls_context():
+    """The HTTPS port's context: SOAK_TLS_CERT and SOAK_TLS_KEY."""
+    import ssl
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(os.environ["SOAK_TLS_CERT"],
+                        os.environ["SOAK_TLS_KEY"])
+    return ctx
+
+
 async def main():
     kind, ports, d = sys.argv[1], sys.argv[2], sys.argv[3]
     life = float(sys.argv[5]) if len(sys.argv) > 5 else 3600.0  # --life S
@@ -206,7 +217,9 @@ async def main():
             return http_conn(d, ledger, r, w)
     for p in ports.split(","):
         servers.append(await asyncio.start_server(
-            handler, "0.0.0.0", int(p), backlog=512, reuse_address=True))
+            handler, "0.0.0.0", int(p), backlog=512, reuse_address=True,
+            ssl=tls_context() if p == os.environ.get("SOAK_TLS_PORT")
+            else None))
     print("ready", flush=True)
     await asyncio.sleep(life)
 

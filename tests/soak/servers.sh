@@ -5,7 +5,8 @@
 # the two addresses the soak's DNS server gives every name.
 #
 #   echo   servers.py echo    SOAK_ECHO  (port 7001)
-#   web    servers.py http    SOAK_WEB (8001) and SOAK_WEB2 (8002)
+#   web    servers.py http    SOAK_WEB (8001) and SOAK_WEB2 (8002), and
+#                             with TLS on, SOAK_WEBS (8443, HTTPS)
 #   redis  redis-server       SOAK_REDIS (6380), nothing on disk
 #   pg     postgres           SOAK_PG (5433), from a throw-away data
 #                             directory, as "nobody" (postgres refuses root)
@@ -13,7 +14,9 @@
 # Redis and PostgreSQL command lines are those of
 # tests/programs/test_services_{redis,postgres}.sh.
 
+# shellcheck disable=SC2034 # P_CHAIN: run.sh starts the chain service
 P_ECHO=7001 P_WEB=8001 P_WEB2=8002 P_CHAIN=8003 P_REDIS=6380 P_PG=5433
+P_WEBS=8443
 srv_echo="" srv_web="" srv_redis="" srv_pg=""
 have_redis=0 have_pg=0
 
@@ -29,7 +32,8 @@ srv_start_echo() {
 }
 
 srv_start_web() {
-	python3 tests/soak/servers.py http "$P_WEB,$P_WEB2" "$dir" --life 90000 \
+	python3 tests/soak/servers.py http "$P_WEB,$P_WEB2${SOAK_WEBS:+,$P_WEBS}" \
+	    "$dir" --life 90000 \
 	    >/dev/null 2>>"$dir/servers.log" &
 	srv_web=$!
 }

@@ -4,8 +4,8 @@
     stream.py DIR LIFE
 
 Until LIFE seconds have passed, runs one short-lived client after another
-(curl GET and POST, curl through the two-hop chain with a deadline, python3,
-psql, redis-cli), each bounded by SOAK_HUNG_S (timeout: hung), and, in a
+(curl GET and POST, over HTTPS too when SOAK_WEBS is set, curl through the
+two-hop chain with a deadline, python3, psql, redis-cli), each bounded by SOAK_HUNG_S (timeout: hung), and, in a
 second thread, a redis-benchmark or pgbench burst every 20 s.  Each is run
 under the library or bare as DIR/phase says when it starts ("lib": with
 SOAK_LIB preloaded and SOAK_POLICY, logging JSON to DIR/logs/stream.log).
@@ -83,6 +83,8 @@ class Stream:
         self.kinds = []
         if usable("curl", "--version"):
             self.kinds += ["curl_get", "curl_post", "curl_post2", "chain"]
+            if os.environ.get("SOAK_WEBS"):
+                self.kinds += ["curl_tls_get", "curl_tls_post"]
         self.kinds += ["py_echo", "py_get", "py_post", "redis_cli"]
         if usable("psql", "--version"):
             self.kinds += ["psql"]
@@ -100,6 +102,15 @@ class Stream:
             var = "SOAK_WEB" if kind == "curl_post" else "SOAK_WEB2"
             return (["curl", "-sSf", "--data-binary", "x", web_url(
                 var, "/op/" + opid)], b"done %s\n" % opid.encode(), 0)
+        if kind == "curl_tls_get":
+            return (["curl", "-sSf", "--cacert", os.environ["SOAK_TLS_CERT"],
+                     "https://%s/data/%d/%d" % (hp("SOAK_WEBS"), seed, size)],
+                    want, 0)
+        if kind == "curl_tls_post":
+            return (["curl", "-sSf", "--cacert", os.environ["SOAK_TLS_CERT"],
+                     "--data-binary", "x", "https://%s/op/%s" % (
+                         hp("SOAK_WEBS"), opid)],
+                    b"done %s\n" % opid.encode(), 0)
         if kind == "chain":
             return (["curl", "-sS", "-f", "http://%s/" % hp("SOAK_CHAIN")],
                     random.Random(7).randbytes(5000), 4000)
