@@ -43,8 +43,11 @@ rand_ms() {
 	echo $(($1 + $(od -An -N2 -tu2 /dev/urandom) % ($2 - $1 + 1)))
 }
 
+# sleep_ms MS: in the background and waited for, so that a signal's
+# trap runs at once rather than when the sleep ends.
 sleep_ms() {
-	sleep "$(($1 / 1000)).$(printf '%03d' $(($1 % 1000)))"
+	sleep "$(($1 / 1000)).$(printf '%03d' $(($1 % 1000)))" &
+	wait $!
 }
 
 fault_on() {

@@ -54,8 +54,20 @@ if [ "${SOAK_INSIDE:-}" != 1 ]; then
 	[ -f "$B/libresolute.so" ] || { echo "soak: no $B/libresolute.so"; exit 2; }
 	rm -rf "$out" && mkdir -p "$out/run/logs" || exit 2
 	export SOAK_INSIDE=1 B SOAK_OUT="$out"
-	exec unshare --pid --fork --kill-child --mount-proc -n -m \
-	    sh "$here/run.sh" "$@"
+	# unshare blocks SIGTERM while it waits for the namespace's first
+	# process, so a TERM or INT to this shell is passed on to that
+	# process, which cleans up and ends; a SIGKILL to unshare kills it
+	# (--kill-child) and with it the whole namespace.
+	unshare --pid --fork --kill-child --mount-proc -n -m \
+	    sh "$here/run.sh" "$@" &
+	upid=$!
+	trap 'kill -TERM $(ps -o pid= --ppid "$upid") 2>/dev/null' INT TERM HUP
+	status=0
+	while kill -0 "$upid" 2>/dev/null; do
+		wait "$upid"
+		status=$?
+	done
+	exit "$status"
 fi
 
 dir=$out/run
@@ -222,7 +234,7 @@ while [ "$(now_ms)" -lt "$t_end" ]; do
 		left=$((len * 1000 - ($(now_ms) - t0)))
 		[ "$left" -gt 0 ] && sleep_ms "$left"
 		fault_off "$f"
-		sleep 2
+		sleep_ms 2000
 		echo "$t0 $(now_ms) $f $cycle $phase" >>"$dir/faults"
 	done
 	twins_stop
