@@ -298,17 +298,19 @@ def plot(out, ops, faults, procs):
     t0 = min(s for s, _, _, _ in ops)
     t1 = max(s for s, _, _, _ in ops)
     step = 10 if t1 - t0 > 600 else 2
-    rate = collections.defaultdict(lambda: [0, 0, 0, 0])
+    rate = collections.defaultdict(lambda: [0, 0, None, None])
     for sec, _, mode, c in ops:
         b = sec - (sec - t0) % step
         r = rate[b]
         i = 0 if mode == "lib" else 2
-        r[i] += c[0] / step
-        r[i + 1] += (c[1] + c[2] + c[3]) / step
-    bs = sorted(rate)
+        r[i] = (r[i] or 0) + c[0] / step
+        r[i + 1] = (r[i + 1] or 0) + (c[1] + c[2] + c[3]) / step
+    # The first and last buckets hold part of their seconds only.
+    bs = sorted(rate)[1:-1]
     p = svg.Plot(1100, t0, t1)
-    p.title("resolute soak: %.0f minutes, faults rotating; one cycle in "
-            "three also bare" % ((t1 - t0) / 60))
+    p.title("resolute soak: %.0f minutes of faults rotating; bare twins "
+            "in one cycle of three (bare lines there only)" % (
+                (t1 - t0) / 60))
     bands = [(a, b, FAULT_COLORS.get(n, "#eee")) for a, b, n, _, _ in faults]
     p.legend([(n, c) for n, c in FAULT_COLORS.items() if n != "quiet"])
     p.panel("operations per second", [

@@ -7,6 +7,20 @@ COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
           "#8c564b", "#e377c2", "#17becf"]
 
 
+def runs(pts):
+    """The stretches of pts between points whose value is None (a gap)."""
+    run = []
+    for t, v in pts:
+        if v is None:
+            if run:
+                yield run
+            run = []
+        else:
+            run.append((t, v))
+    if run:
+        yield run
+
+
 class Plot:
     def __init__(self, width, t0, t1):
         self.w, self.t0, self.t1 = width, t0, max(t1, t0 + 1)
@@ -31,7 +45,8 @@ class Plot:
         """series: [(label, color, [(t, v), ...])]; bands: [(t0, t1,
         color)] drawn behind."""
         top, bottom = self.y + 18, self.y + 18 + height
-        vmax = max([v for _, _, pts in series for _, v in pts] + [1e-9])
+        vmax = max([v for _, _, pts in series for _, v in pts
+                    if v is not None] + [1e-9])
         vmax *= 1.08
 
         def y(v):
@@ -52,9 +67,9 @@ class Plot:
             self.text(self.left - 4, y(v) + 4, "%.4g%s" % (v, unit), 10,
                       "end", "#555")
         for i, (label, color, pts) in enumerate(series):
-            if pts:
+            for run in runs(pts):
                 path = " ".join("%.1f,%.1f" % (self.x(t), y(v))
-                                for t, v in pts)
+                                for t, v in run)
                 self.parts.append(
                     '<polyline points="%s" fill="none" stroke="%s" '
                     'stroke-width="1.2"/>' % (path, color))
