@@ -40,7 +40,13 @@ FAULT_COLORS = {"restart": "#f4a6a6", "drop": "#f7c98b", "frozen": "#a6c8f4",
 LINES = []
 FAILS = []
 STARTS = []     # the fault windows' start times, for bisect
+# A second's operations count in the window holding its end: the failures
+# a fault causes in the second it begins belong to it, not to the calm
+# before it.
+AT = 0.999
 LONG = ("single", "threads", "async")
+FAULT_ORDER = ("restart", "dead", "drop", "frozen", "rst", "trickle", "dns",
+               "quiet")
 SANITIZED = os.environ.get("SOAK_ASAN") == "1"
 
 
@@ -129,17 +135,38 @@ def fault_table(ops, faults):
     by = collections.defaultdict(lambda: [0, 0, 0, 0])
     twins = collections.Counter()
     for sec, name, mode, c in ops:
-        f, phase = window_at(faults, sec + 0.5)
+        f, phase = window_at(faults, sec + AT)
         by[(f, mode)] = [a + b for a, b in zip(by[(f, mode)], c)]
         if phase == "bare" and name in LONG:
             twins[(f, mode)] += c[0]
-    for f in ["restart", "dead", "drop", "frozen", "rst", "trickle", "dns",
-              "quiet"]:
+    for f in FAULT_ORDER:
         lib, bare = by[(f, "lib")], by[(f, "bare")]
         say("%-8s %9d %6.1f%% %9d %6.1f%% %10d %10d" % (
             f, sum(lib), kept(lib), sum(bare), kept(bare),
             twins[(f, "lib")], twins[(f, "bare")]))
     return by, twins
+
+
+def error_table(d, faults):
+    """The commonest reasons of failed operations, per fault and mode."""
+    by = collections.defaultdict(collections.Counter)
+    try:
+        with open(os.path.join(d, "ops.errors")) as f:
+            for line in f:
+                w = line.split()
+                if len(w) >= 5:
+                    fault, _ = window_at(faults, int(w[0]) + AT)
+                    by[(fault, w[2])]["%s %s" % (w[1], w[4])] += 1
+    except OSError:
+        return
+    say("")
+    say("Commonest failures by fault (client reason: count)")
+    for f in FAULT_ORDER:
+        for mode in ("lib", "bare"):
+            top = by[(f, mode)].most_common(4)
+            if top:
+                say("  %-8s %-4s %s" % (f, mode, ", ".join(
+                    "%s: %d" % kv for kv in top)))
 
 
 def duplicates(d):
@@ -269,7 +296,7 @@ def log_storms(d, ops, faults):
                     lines[i] += 1
     per = collections.Counter()
     for sec, _, mode, c in ops:
-        i = window_index(faults, sec + 0.5)
+        i = window_index(faults, sec + AT)
         if mode == "lib" and i is not None:
             per[i] += sum(c)
     worst, worst_i = 0.0, None
@@ -334,7 +361,7 @@ def plot(out, ops, faults, procs):
 
 def main():
     d, out, seconds = sys.argv[1], sys.argv[2], sys.argv[3]
-    ops, errors = read_ops(d)
+    ops, _ = read_ops(d)
     faults = read_faults(d)
     procs, shm = read_samples(d)
     cycles = len({f[3] for f in faults})
@@ -345,10 +372,7 @@ def main():
     by = outcome_table(ops)
     STARTS.extend(f[0] for f in faults)
     fb, twins = fault_table(ops, faults)
-    say("")
-    say("Errors seen, by client: " + "; ".join(
-        "%s %s" % (k, dict(v.most_common(6))) for k, v in
-        sorted(errors.items())))
+    error_table(d, faults)
     say("")
     outcomes(by, fb, twins)
     duplicates(d)

@@ -194,6 +194,19 @@ async def http_conn(d, ledger, reader, writer):
     writer.close()
 
 
+async def lag_monitor(path):
+    """Appends "SEC LAG_MS" to path whenever the event loop ran a 100-ms
+    timer more than 500 ms late: a server too starved to answer within a
+    client's read timeout says so (a frozen one too, once thawed)."""
+    while True:
+        t = time.monotonic()
+        await asyncio.sleep(0.1)
+        late = time.monotonic() - t - 0.1
+        if late > 0.5:
+            with open(path, "a") as f:
+                f.write("%d %d\n" % (time.time(), late * 1000))
+
+
 def tls_context():
     """The HTTPS port's context: SOAK_TLS_CERT and SOAK_TLS_KEY."""
     import ssl
@@ -221,6 +234,8 @@ async def main():
             ssl=tls_context() if p == os.environ.get("SOAK_TLS_PORT")
             else None))
     print("ready", flush=True)
+    asyncio.get_running_loop().create_task(
+        lag_monitor(os.path.join(d, "lag." + kind)))
     await asyncio.sleep(life)
 
 

@@ -30,6 +30,10 @@ LIB = os.environ["SOAK_LIB"]
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+class Reason(Exception):
+    """What a short-lived process's end says, for the error counts."""
+
+
 def env(mode, deadline_ms=0):
     e = dict(os.environ)
     for k in ("LD_PRELOAD", "RESOLUTE_DEADLINE"):
@@ -133,16 +137,13 @@ class Stream:
             p = subprocess.run(argv, env=env(rec.mode, deadline),
                                capture_output=True, timeout=HUNG_S)
         except subprocess.TimeoutExpired:
-            rec.add("hung", t0)
-            rec.errors[rec.mode + ":" + kind + ":hung"] += 1
+            rec.add("hung", t0, Reason(kind + ":hung"))
             return
         if p.returncode == 3 or (p.returncode == 0 and want is not None and
                                  p.stdout != want):
-            rec.add("corrupt", t0)
-            rec.errors[rec.mode + ":" + kind + ":corrupt"] += 1
+            rec.add("corrupt", t0, Reason(kind + ":corrupt"))
         elif p.returncode != 0:
-            rec.add("err", t0)
-            rec.errors[rec.mode + ":" + kind + ":exit%d" % p.returncode] += 1
+            rec.add("err", t0, Reason("%s:exit%d" % (kind, p.returncode)))
         else:
             rec.add("ok", t0)
 
@@ -173,12 +174,10 @@ def bursts(rec, end, kinds):
             else:
                 bad = "error" in out
             bad = bad or p.returncode != 0
-            rec.add("err" if bad else "ok", t0)
-            if bad:
-                rec.errors["%s:%s:exit%d" % (rec.mode, kind, p.returncode)] += 1
+            rec.add("err" if bad else "ok", t0,
+                    Reason("%s:exit%d" % (kind, p.returncode)) if bad else None)
         except subprocess.TimeoutExpired:
-            rec.add("hung", t0)
-            rec.errors[rec.mode + ":" + kind + ":hung"] += 1
+            rec.add("hung", t0, Reason(kind + ":hung"))
         time.sleep(max(0.0, 20 - (time.monotonic() - t0)))
 
 
