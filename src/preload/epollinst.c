@@ -263,7 +263,22 @@ static int put(struct rs_ept_instance *i, struct rs_ept_record *r,
  */
 static uint32_t connect_events(const struct rs_ept_record *r)
 {
+	/* An edge-triggered program gets an edge-triggered registration
+	   with all its events, which can then stand for the program's own
+	   once the completion is shown (rs_epi_relay()). */
+	if (r->events & EPOLLET)
+		return EPOLLOUT | EPOLLET | (r->events & (EPOLLIN |
+		    EPOLLOUT | EPOLLRDHUP | EPOLLPRI));
 	return EPOLLOUT | (r->events & (EPOLLIN | EPOLLRDHUP | EPOLLPRI));
+}
+
+bool rs_epi_relay(struct rs_ept_record *r)
+{
+	if (r->kmode != RS_EPT_TAGGED || !(r->tag_events & EPOLLET))
+		return false;
+	/* Tagged before and after: the count does not change. */
+	r->kmode = RS_EPT_RELAY;
+	return true;
 }
 
 int rs_epi_set_kernel(struct rs_ept_instance *i, struct rs_ept_record *r,
