@@ -30,6 +30,7 @@ struct rs_httpconn {
 	bool lost;		/* a call went unseen: pass through for good */
 	bool holding;		/* outbound: a request head is being held */
 	size_t held;		/* outbound: head bytes earlier writes gave */
+	bool counted;		/* in httphold.h's count */
 	const char *header;	/* the deadline header (policy storage) */
 	const struct rs_rule *rule;	/* outbound: for the counters */
 	struct rs_http h;
@@ -110,5 +111,12 @@ size_t rs_httpconn_feed(struct rs_httpconn *c, int fd, enum rs_http_dir dir,
 /* httpout.c: the outbound half of rs_httpconn_send(). */
 ssize_t rs_httpout_send(struct rs_httpconn *c, struct rs_fd *e, int fd,
     const struct msghdr *msg, int flags);
+
+/*
+ * httpout.c: a head held for the deadline header goes now, as it is (the
+ * connection ends, or the program waits for the answer); the rest of it
+ * goes as it comes.  With c taken.  Returns 0 or -errno.
+ */
+int rs_httpout_release(struct rs_httpconn *c, struct rs_fd *e, int fd);
 
 #endif /* RS_HTTPCONN_H */

@@ -49,6 +49,7 @@ struct rs_hconn {
 	bool connecting;		/* WAIT: a reconnect is under way */
 	bool fresh;			/* WAIT: ... and the resend goes on it */
 	bool lowat_set;			/* SO_RCVLOWAT is ours for now */
+	bool counted;			/* in httphold.h's count */
 	int lowat_old;			/* the program's SO_RCVLOWAT */
 	char buf[RS_HCONN_PEEK];
 };
@@ -82,6 +83,13 @@ int rs_hconn_settle(struct rs_hconn *h, struct rs_fd *e, int fd,
  */
 ssize_t rs_hconn_write(struct rs_hconn *h, struct rs_fd *e, int fd,
     const char *p, size_t n, int flags);
+
+/*
+ * What h holds of the program's bytes (a head kept for an edit, the rest
+ * of a flush) goes now, unedited: the connection ends, or the program
+ * waits for the answer.  Returns 0 or -errno.
+ */
+int rs_hconn_release(struct rs_hconn *h, struct rs_fd *e, int fd);
 
 /*
  * Waits, for a blocking call of the program's, until fd has `events` (fd

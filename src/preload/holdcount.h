@@ -1,0 +1,34 @@
+/*
+ * holdcount.h - how many connections hold bytes of the program's now (a
+ * request head kept back for an edit: httpout.c, httpretry.c), so that
+ * the calls that must release them (httphold.h) cost one load while none
+ * does, which is nearly always.
+ *
+ * Thread-safe (atomic).  A holder counts itself once, through its own
+ * flag; counting one that no longer holds is harmless (the release finds
+ * nothing and uncounts it), missing one is not.
+ */
+#ifndef RS_HOLDCOUNT_H
+#define RS_HOLDCOUNT_H
+
+#include <stdbool.h>
+
+extern unsigned rs_holdcount_n;
+extern int rs_holdcount_top;
+
+/* What a fork releases first (httphold.c sets it). */
+extern void (*rs_holdcount_at_fork)(void);
+
+/* Whether any connection may hold bytes; one relaxed load. */
+static inline bool rs_holdcount_any(void)
+{
+	return __atomic_load_n(&rs_holdcount_n, __ATOMIC_RELAXED) != 0;
+}
+
+/*
+ * The holder of *counted (on descriptor fd) holds bytes now, or not:
+ * counts or uncounts it once.
+ */
+void rs_holdcount_note(bool *counted, bool holding, int fd);
+
+#endif /* RS_HOLDCOUNT_H */
