@@ -30,15 +30,25 @@ static void register_fork(void)
 	rs_guard_leave();
 }
 
-void rs_holdcount_note(bool *counted, bool holding, int fd)
+uintptr_t rs_holdcount_self(void)
+{
+	static __thread char token __attribute__((tls_model("initial-exec")));
+
+	return (uintptr_t)&token;
+}
+
+void rs_holdcount_note(uintptr_t *holder, bool holding, int fd)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-	if (*counted == holding)
+	if ((*holder != 0) == holding) {
+		if (holding)
+			*holder = rs_holdcount_self();
 		return;
+	}
 	if (holding)
 		pthread_once(&once, register_fork);
-	*counted = holding;
+	*holder = holding ? rs_holdcount_self() : 0;
 	__atomic_add_fetch(&rs_holdcount_n, holding ? 1u : -1u,
 	    __ATOMIC_RELAXED);
 	/* The highest number ever to hold: a release of all looks no

@@ -96,7 +96,7 @@ static void start(struct rs_httpconn *c, bool inbound, const char *header,
 	c->inbound = inbound;
 	c->lost = c->holding = false;
 	c->held = 0;
-	rs_holdcount_note(&c->counted, false, -1);
+	rs_holdcount_note(&c->holder, false, -1);
 	c->header = header;
 	c->rule = rule;
 	__atomic_store_n(&c->used, true, __ATOMIC_RELEASE);
@@ -134,7 +134,7 @@ RS_HOT void rs_httpconn_forget(int fd)
 	rs_tdeadline_drop(fd);
 	/* What it held was released (httphold.h), or another thread's
 	   call on it has it still: that call sends it. */
-	rs_holdcount_note(&c->counted, false, fd);
+	rs_holdcount_note(&c->holder, false, fd);
 	__atomic_store_n(&c->used, false, __ATOMIC_RELEASE);
 }
 
@@ -309,7 +309,7 @@ ssize_t rs_httpconn_send(struct rs_httpconn *c, struct rs_fd *e, int fd,
 	check_lost(c);
 	if (!c->inbound) {
 		r = rs_httpout_send(c, e, fd, msg, flags);
-		rs_holdcount_note(&c->counted, c->holding && c->held > 0, fd);
+		rs_holdcount_note(&c->holder, c->holding && c->held > 0, fd);
 	} else {
 		r = rs_httpconn_raw_send(e, fd, msg, flags);
 		if (r > 0 && !c->h.pass)

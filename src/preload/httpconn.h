@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -30,7 +31,7 @@ struct rs_httpconn {
 	bool lost;		/* a call went unseen: pass through for good */
 	bool holding;		/* outbound: a request head is being held */
 	size_t held;		/* outbound: head bytes earlier writes gave */
-	bool counted;		/* in httphold.h's count */
+	uintptr_t holder;	/* holdcount.h: counted, by this thread */
 	const char *header;	/* the deadline header (policy storage) */
 	const struct rs_rule *rule;	/* outbound: for the counters */
 	struct rs_http h;

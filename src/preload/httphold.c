@@ -18,22 +18,32 @@
 #include "httpretry.h"
 #include "vfork.h"
 
+/*
+ * Whether a holder's bytes are to go: any holder's, or with mine only
+ * those the calling thread wrote (a wait releases the heads of its own
+ * thread: another thread may be between two writes of one).
+ */
+static bool chosen(uintptr_t holder, bool mine)
+{
+	return holder != 0 && (!mine || holder == rs_holdcount_self());
+}
+
 /* The deadline layer's head of fd, when it holds one. */
-static void release_out(int fd, struct rs_fd *e)
+static void release_out(int fd, struct rs_fd *e, bool mine)
 {
 	struct rs_httpconn *c = rs_httpconn_get(fd);
 
 	/* Another thread inside a call on it sends or keeps its bytes. */
-	if (!c || !c->counted ||
+	if (!c || !chosen(c->holder, mine) ||
 	    __atomic_exchange_n(&c->busy, 1, __ATOMIC_ACQUIRE) != 0)
 		return;
 	rs_httpout_release(c, e, fd);
-	rs_holdcount_note(&c->counted, false, fd);
+	rs_holdcount_note(&c->holder, false, fd);
 	rs_httpconn_put(c);
 }
 
 /* The retry engine's head of e, or the rest of one it flushed. */
-static void release_retry(int fd, struct rs_fd *e)
+static void release_retry(int fd, struct rs_fd *e, bool mine)
 {
 	struct rs_hconn *h;
 	bool busy;
@@ -41,14 +51,14 @@ static void release_retry(int fd, struct rs_fd *e)
 	if (!e || !__atomic_load_n(&e->http, __ATOMIC_ACQUIRE) ||
 	    !(h = rs_hconn_enter_wait(e, &busy)))
 		return;
-	if (h->counted) {
+	if (chosen(h->holder, mine)) {
 		rs_hconn_release(h, e, fd);
-		rs_holdcount_note(&h->counted, false, fd);
+		rs_holdcount_note(&h->holder, false, fd);
 	}
 	rs_hconn_leave(e, h);
 }
 
-void rs_hold_release(int fd)
+static void release_fd(int fd, bool mine)
 {
 	int save = errno;
 
@@ -56,25 +66,40 @@ void rs_hold_release(int fd)
 	   parent's to send. */
 	if (fd < 0 || rs_vfork_child() || rs_guard_active())
 		return;
-	release_out(fd, rs_fd_get(fd));
-	release_retry(fd, rs_fd_get(fd));
+	release_out(fd, rs_fd_get(fd), mine);
+	release_retry(fd, rs_fd_get(fd), mine);
 	errno = save;
 }
 
-void rs_hold_release_range(unsigned first, unsigned last)
+void rs_hold_release(int fd)
+{
+	release_fd(fd, false);
+}
+
+static void release_range(unsigned first, unsigned last, bool mine)
 {
 	int top = __atomic_load_n(&rs_holdcount_top, __ATOMIC_RELAXED);
 
 	for (unsigned fd = first; fd <= last && (int)fd <= top &&
 	    rs_holdcount_any(); fd++)
-		rs_hold_release((int)fd);
+		release_fd((int)fd, mine);
+}
+
+void rs_hold_release_range(unsigned first, unsigned last)
+{
+	release_range(first, last, false);
+}
+
+void rs_hold_release_mine(void)
+{
+	release_range(0, (unsigned)-1, true);
 }
 
 void rs_hold_polled(struct pollfd *fds, unsigned long n)
 {
 	for (unsigned long i = 0; i < n && rs_holdcount_any(); i++)
 		if (fds[i].events & (POLLIN | POLLPRI | POLLRDHUP))
-			rs_hold_release(fds[i].fd);
+			release_fd(fds[i].fd, true);
 }
 
 void rs_hold_selected(int n, const fd_set *r)
@@ -83,7 +108,7 @@ void rs_hold_selected(int n, const fd_set *r)
 
 	for (int fd = 0; r && fd < n && fd < FD_SETSIZE && fd <= top; fd++)
 		if (FD_ISSET(fd, r))
-			rs_hold_release(fd);
+			release_fd(fd, true);
 }
 
 /* exit (and a return from main): what is held goes before the end. */

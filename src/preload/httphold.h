@@ -32,19 +32,32 @@ static inline void rs_hold_fd(int fd)
 		rs_hold_release(fd);
 }
 
-/* Everything held, of every descriptor (exec, exit, fork, an epoll wait,
-   whose descriptors are the kernel's to know). */
+/* Everything held, of every descriptor (exec, exit, fork). */
 static inline void rs_hold_all(void)
 {
 	if (__builtin_expect(rs_holdcount_any(), 0))
 		rs_hold_release_range(0, (unsigned)-1);
 }
 
-/* A poll for n descriptors: those it waits to read release theirs (fds
-   is not written; not const, as glibc declares poll()'s array write-only). */
+/*
+ * The waits: a thread that waits for input releases the heads it wrote
+ * itself (another thread may be between two writes of its own) on the
+ * descriptors it waits to read -- an epoll wait's are the kernel's to
+ * know, so all of them.
+ */
+void rs_hold_release_mine(void);
+
+static inline void rs_hold_mine(void)
+{
+	if (__builtin_expect(rs_holdcount_any(), 0))
+		rs_hold_release_mine();
+}
+
+/* A poll for n descriptors (fds is not written; not const, as glibc
+   declares poll()'s array write-only). */
 void rs_hold_polled(struct pollfd *fds, unsigned long n);
 
-/* A select: the descriptors below n in r (may be NULL) release theirs. */
+/* A select: the descriptors below n in r (may be NULL). */
 void rs_hold_selected(int n, const fd_set *r);
 
 #endif /* RS_HTTPHOLD_H */

@@ -407,8 +407,7 @@ EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int tmo)
 {
 	if (rs_guard_active())
 		return rs_real_epoll_wait(epfd, ev, max, tmo);
-	/* Its descriptors are the kernel's to know. */
-	rs_hold_all();
+	rs_hold_mine();
 	return LIBC_RET(rs_wait_epoll_wait(epfd, ev, max, tmo));
 }
 
@@ -417,8 +416,7 @@ EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int tmo,
 {
 	if (rs_guard_active())
 		return rs_real_epoll_pwait(epfd, ev, max, tmo, mask);
-	/* Its descriptors are the kernel's to know. */
-	rs_hold_all();
+	rs_hold_mine();
 	return LIBC_RET(rs_wait_epoll_pwait(epfd, ev, max, tmo, mask));
 }
 
@@ -427,8 +425,7 @@ EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max,
 {
 	if (rs_guard_active())
 		return rs_real_epoll_pwait2(epfd, ev, max, tmo, mask);
-	/* Its descriptors are the kernel's to know. */
-	rs_hold_all();
+	rs_hold_mine();
 	return LIBC_RET(rs_wait_epoll_pwait2(epfd, ev, max, tmo, mask));
 }
 

@@ -100,6 +100,26 @@ def client(case, port):
             except OSError:
                 pass
         s.close()
+    elif case == "part-gap-waiter":
+        # Another thread waits in epoll meanwhile: the head is this
+        # thread's, and stays held until it completes.
+        done = []
+
+        def waiter():
+            ep = select.epoll()
+            r, _ = os.pipe()
+            ep.register(r, select.EPOLLIN)
+            while not done:
+                ep.poll(0.02)
+        th = threading.Thread(target=waiter)
+        th.start()
+        s.send(PART)
+        time.sleep(0.4)
+        s.send(b"\r\n")
+        done.append(1)
+        th.join()
+        time.sleep(0.1)
+        s.close()
     elif case == "part-dup2":
         s.send(PART)
         t = socket.socket()

@@ -11,7 +11,8 @@
 #                                  as it is on close, shutdown, a wait for
 #                                  the answer (select, recv), dup2 over
 #                                  it, exit, exec, fork (once); a whole
-#                                  head still gets the header once;
+#                                  head still gets the header once, also
+#                                  while another thread waits in epoll;
 #   idempotency_key: inject:       a GET's beginning goes at once; a
 #                                  POST's is held, and goes on close,
 #                                  shutdown, an epoll wait; a whole POST
@@ -104,6 +105,9 @@ expect "deadline: ... on fork, once (the child's exit sends nothing more)" \
 run dl.yaml "$dl" part-gap
 expect "deadline: a head in two parts: whole, with the header once" \
     "b.startswith(P) and b.count(b'X-Request-Deadline: $dl\r\n') == 1 and b.endswith(b'\r\n\r\n') and len(t) == 1 and t[0] >= 500"
+run dl.yaml "$dl" part-gap-waiter
+expect "deadline: another thread's waits leave this thread's head held" \
+    "b.startswith(P) and b.count(b'X-Request-Deadline: $dl\r\n') == 1 and len(t) == 1"
 # inject: only a POST or PATCH head is held.
 run inject.yaml - part-gap
 expect "inject: a GET head's first part arrives at once" \
