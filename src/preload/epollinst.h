@@ -32,11 +32,12 @@ enum rs_ept_kernel {
 	RS_EPT_PROGRAM,		/* the program's own registration */
 	RS_EPT_TAGGED,		/* ours: tagged data, EPOLLOUT, for a connect */
 	RS_EPT_ABSENT,		/* nothing */
-	RS_EPT_TAGGED_IN,	/* ours: tagged data, EPOLLIN, for an HTTP
-				   response being judged (httpwait.h) */
-	RS_EPT_RELAY,		/* a connect's tagged edge-triggered
-				   registration, kept after its completion
-				   was reported: see rs_epi_relay() */
+	RS_EPT_TAGGED_IN,	/* ours: tagged data, EPOLLIN (and the
+				   program's EPOLLOUT), for an HTTP response
+				   being judged (httpwait.h) */
+	RS_EPT_RELAY,		/* a tagged edge-triggered registration,
+				   kept after the edge it reported was
+				   shown: see rs_epi_relay() */
 };
 
 /* Whether the kernel holds a registration of the library's for mode. */
@@ -222,8 +223,9 @@ int rs_epi_set_kernel(struct rs_ept_instance *i, struct rs_ept_record *r,
 
 /*
  * With i locked: r's tagged edge-triggered registration for a connect
- * (RS_EPT_TAGGED) has just reported the completion, which the program is
- * shown: it stays in the kernel as the program's own, its events
+ * (RS_EPT_TAGGED) has just reported the completion, or the one for an
+ * HTTP response being judged (RS_EPT_TAGGED_IN) the response, which the
+ * program is shown: it stays in the kernel as the program's own, its events
  * translated by the waits, until the program's next epoll_ctl on it (or
  * its close) puts the program's registration back.  Putting it back now
  * would be an EPOLL_CTL_MOD, which re-arms an edge-triggered registration
