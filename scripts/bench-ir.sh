@@ -64,8 +64,8 @@ ir() {
 	echo
 }
 
-# own FILE: the Ir of FILE's functions compiled from src/core and
-# src/preload (the library, wherever it was built).
+# own FILE: the Ir of FILE's functions compiled from src/core/ and
+# src/preload/ (the library, wherever it was built).
 own() {
 	callgrind_annotate --auto=no --show-percs=no --inclusive=no \
 	    --threshold=100 "$1" 2>/dev/null | awk '

@@ -6,7 +6,8 @@
 #
 # Clients that wait in poll/epoll (curl, nc, wget's default, python with a
 # socket timeout, asyncio, node) get their timeout from the wait engine
-# (src/preload/wait.c, epollwait.c); the others from blocking reads (io.c).
+# (src/preload/wait/wait.c, epollwait.c); the others from blocking reads
+# (io/io.c).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 B=${RS_BUILD:-$PWD/build}

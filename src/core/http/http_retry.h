@@ -2,7 +2,7 @@
  * http_retry.h - the decisions of HTTP/1.x status retries (SPEC 9) for one
  * client connection, without any I/O.
  *
- * Pure: the preload engine (src/preload/httpretry.c) does the system calls
+ * Pure: the preload engine (src/preload/http/httpretry.c) does the system calls
  * and tells this machine what it saw; the machine says what to do next.
  * The fuzz target drives the same machine, so "nothing is replayed after
  * a response byte reached the program" is checked on the real decisions.

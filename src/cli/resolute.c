@@ -2,7 +2,7 @@
  * resolute.c - the resolute command: entry point, usage and dispatch.
  *
  * Each subcommand lives in its own cmd_*.c file; `check` and `explain` run
- * the very parser and matcher that the interposer runs (src/core/policy*.c), so
+ * the very parser and matcher that the interposer runs (src/core/policy/), so
  * that what the tool says is what the library does.
  */
 #include "cli.h"
