@@ -22,7 +22,7 @@
 #include "connect_wait.h"
 #include "dest.h"
 #include "hot.h"
-#include "io_timeout.h"
+#include "timed.h"
 #include "log.h"
 #include "names.h"
 #include "real.h"

@@ -26,7 +26,7 @@
 #include "clock.h"
 #include "dest.h"
 #include "hot.h"
-#include "io_timeout.h"
+#include "timed.h"
 #include "log.h"
 #include "outcome.h"
 #include "real.h"

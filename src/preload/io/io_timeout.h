@@ -16,16 +16,7 @@
 #include "clock.h"
 #include "fdtable.h"
 #include "tdeadline.h"
-
-/*
- * Returns the calling thread's deadline: the process deadline
- * (RESOLUTE_DEADLINE) or an earlier one from a request it read, or RS_NEVER.
- * Two loads when no deadline can bind the thread.
- */
-static inline int64_t rs_io_process_deadline(void)
-{
-	return rs_tdeadline_none() ? RS_NEVER : rs_tdeadline_get();
-}
+#include "timed.h"
 
 /*
  * Returns the time at which a transfer in direction out (a write when
@@ -46,25 +37,6 @@ static inline int64_t rs_io_deadline(const struct rs_fd *e, bool out)
 		when = rs_clock_min(when,
 		    rs_clock_after(rs_fd_last_activity(e), t));
 	return when;
-}
-
-/* Whether settings s have a read or write timeout. */
-static inline bool rs_io_settings_timed(const struct rs_settings *s)
-{
-	return (s->read_timeout_ms & s->write_timeout_ms) != RS_OFF;
-}
-
-/*
- * Returns whether rs_io_deadline() can ever be other than RS_NEVER for a
- * socket connected under settings s in the process of runtime rt: s has
- * a read or write timeout, or a deadline may bind the process.  Only such
- * a socket's timeouts act on its number, and so ask which socket it is
- * (rs_fd_same_socket).
- */
-static inline bool rs_io_may_time(const struct rs_runtime *rt,
-    const struct rs_settings *s)
-{
-	return rs_io_settings_timed(s) || rs_tdeadline_possible(rt);
 }
 
 /* Counts and logs (warn) one timeout; called once per occurrence. */

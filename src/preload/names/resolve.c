@@ -15,7 +15,7 @@
 #include "clock.h"
 #include "dnsretry.h"
 #include "guard.h"
-#include "io_timeout.h"
+#include "timed.h"
 #include "names.h"
 #include "real.h"
 #include "runtime.h"
