@@ -314,7 +314,7 @@ int rs_hconn_reconnect(struct rs_fd *e, int fd, bool block)
 		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
 		return r < 0 ? r : -ECONNRESET;
 	}
-	e->http = h;
+	rs_hconn_attach(e, h);
 	h->fd_gen = rs_fd_gen(e);	/* the connection this call made */
 	e->nonblocking = fl >= 0 && (fl & O_NONBLOCK);
 	return r;

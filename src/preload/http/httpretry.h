@@ -29,38 +29,7 @@
 
 #include "fdtable.h"
 #include "http_retry.h"
-
-/* How much of a response head the engine can look at (bigger: shown). */
-#define RS_HCONN_PEEK 16384
-
-struct rs_hconn {
-	struct rs_hr m;
-	uint32_t prev_wait_ms;		/* decorrelated jitter */
-	int busy;			/* HCONN_IDLE, _HELD, _DROPPED (atomic) */
-	uint32_t fd_gen;		/* the entry's generation when entered */
-	bool conflict;			/* another one came meanwhile */
-	bool orphan;			/* its descriptor is no longer managed */
-	bool reused;			/* the last resend reused the connection */
-	int64_t own_until;		/* the program's SO_RCVTIMEO, this call */
-	/* The non-blocking retry, driven by the waits (httpwait.h). */
-	int64_t retry_at_ms;		/* WAIT: when the request goes again */
-	const char *out;		/* a resend's bytes not sent yet */
-	size_t out_left;
-	bool connecting;		/* WAIT: a reconnect is under way */
-	bool fresh;			/* WAIT: ... and the resend goes on it */
-	bool lowat_set;			/* SO_RCVLOWAT is ours for now */
-	int lowat_old;			/* the program's SO_RCVLOWAT */
-	char buf[RS_HCONN_PEEK];
-};
-
-/*
- * Enters the engine for e: returns its connection state, made on first use
- * when e's rule enables http, or NULL when the call should go the plain
- * way (no http, pass-through, another thread inside).  Pair with
- * rs_hconn_leave().
- */
-struct rs_hconn *rs_hconn_enter(struct rs_fd *e);
-void rs_hconn_leave(struct rs_fd *e, struct rs_hconn *h);
+#include "httpstate.h"
 
 /*
  * Before the program reads from fd: makes sure that what it reads next is
@@ -99,21 +68,6 @@ int rs_hconn_wait(const struct rs_fd *e, const struct rs_hconn *h, int fd,
     short events, int64_t until, int64_t own);
 
 /*
- * Enters the engine for a wait: as rs_hconn_enter(), except that a thread
- * already inside is no conflict (the wait looks again later): *busy is
- * set and NULL returned.
- */
-struct rs_hconn *rs_hconn_enter_wait(struct rs_fd *e, bool *busy);
-
-/*
- * Whether the descriptor was closed since h was entered: another thread
- * closed it while this one waited in the engine, and the number may be
- * another socket's now, its entry another connection's.  The waiting call
- * ends with EBADF and leaves h (which the close left to it to free).
- */
-bool rs_hconn_closed(const struct rs_fd *e, const struct rs_hconn *h);
-
-/*
  * A RETRY verdict: asks the deadline and the retry budget, logs and
  * counts.  Returns the wait before the resend in ms, or -1 when the
  * response goes to the program (phase DELIVER).
@@ -130,8 +84,5 @@ int rs_hconn_reconnect(struct rs_fd *e, int fd, bool block);
 
 /* A SHOW verdict: logs a give-up when the status was a retried one. */
 void rs_hconn_shown(const struct rs_fd *e, struct rs_hconn *h);
-
-/* Releases e's connection state (close, dup, reuse of the number). */
-void rs_hconn_drop(struct rs_fd *e);
 
 #endif /* RS_HTTPRETRY_H */

@@ -4,11 +4,11 @@
  * with its descriptor's entry -- by the thread still inside it, when
  * another thread's close forgets the entry meanwhile.
  */
-#include "httpretry.h"
+#include "httpstate.h"
 
 #include <stdlib.h>
 
-static void release(struct rs_fd *e);
+static unsigned http_bit;
 
 /*
  * h->busy: no thread inside, one inside, or one inside while another
@@ -51,7 +51,6 @@ static struct rs_hconn *make_state(struct rs_fd *e)
 	if (h == NULL)
 		return NULL;
 	rs_hr_init(&h->m, &e->settings->http, NULL);
-	__atomic_store_n(&rs_fd_http_release, release, __ATOMIC_RELEASE);
 	return h;
 }
 
@@ -73,7 +72,8 @@ static struct rs_hconn *take(struct rs_fd *e, struct rs_hconn *fresh,
 	rs_fd_lock(e);
 	h = e->http;
 	if (h == NULL && fresh != NULL) {
-		e->http = h = fresh;
+		rs_hconn_attach(e, fresh);
+		h = fresh;
 		fresh = NULL;
 	}
 	if (h != NULL && h->m.phase != RS_HR_PASS) {
@@ -130,10 +130,36 @@ void rs_hconn_leave(struct rs_fd *e, struct rs_hconn *h)
 		free_state(h);
 }
 
+void rs_hconn_attach(struct rs_fd *e, struct rs_hconn *h)
+{
+	e->http = h;
+	rs_fd_hold(e, http_bit);
+}
+
 /* The table's release hook: a forgotten entry's state goes with it. */
 static void release(struct rs_fd *e)
 {
-	rs_hconn_drop(e);
+	if (e->http != NULL)
+		rs_hconn_drop(e);
+}
+
+/*
+ * The table's copy hook.  Two descriptors of one connection: HTTP is no
+ * longer followed.  A socket error the engine holds (http_err) stays with
+ * both, as either may be the one the program reads next (httpio.h).
+ */
+static void copy(struct rs_fd *from, struct rs_fd *to)
+{
+	to->http = NULL;
+	from->http_off = to->http_off = true;
+}
+
+static const struct rs_fd_hooks http_hooks = { release, copy };
+
+/* Registered at load: a dup must be marked before any state exists. */
+__attribute__((constructor)) static void http_register(void)
+{
+	http_bit = rs_fd_hooks_add(&http_hooks);
 }
 
 /*

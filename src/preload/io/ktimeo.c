@@ -82,7 +82,7 @@ static void set_ours(struct rs_fd *e, bool out, bool ours)
 {
 	if (e->kt_ours[out] == ours)
 		return;
-	rs_fd_kt_mark(e, out, ours);
+	rs_ktimeo_mark(e, out, ours);
 	if (ours)
 		e->kt_pid = rs_fd_owner();
 }
@@ -233,6 +233,52 @@ static void release_inherited(int fd, struct rs_fd *e)
 
 void rs_ktimeo_before_exec(void)
 {
-	if (rs_fd_kt_armed())
+	if (rs_ktimeo_armed())
 		rs_fd_each(release_inherited);
+}
+
+static unsigned kt_armed;
+/* This layer's bit in the entries (fdtable.h: rs_fd_hold). */
+static unsigned kt_bit;
+
+void rs_ktimeo_mark(struct rs_fd *e, int out, bool ours)
+{
+	if (__atomic_exchange_n(&e->kt_ours[out], ours, __ATOMIC_RELAXED) ==
+	    ours)
+		return;
+	__atomic_add_fetch(&kt_armed, ours ? 1u : -1u, __ATOMIC_RELAXED);
+	if (ours)
+		rs_fd_hold(e, kt_bit);
+}
+
+unsigned rs_ktimeo_armed(void)
+{
+	return __atomic_load_n(&kt_armed, __ATOMIC_RELAXED);
+}
+
+/* The table's release hook: an entry that ends is counted no more. */
+static void kt_drop(struct rs_fd *e)
+{
+	rs_ktimeo_mark(e, 0, false);
+	rs_ktimeo_mark(e, 1, false);
+}
+
+/* The table's copy hook: a flag the copy brought is the copy's, and
+   counted so. */
+static void kt_copy(struct rs_fd *from, struct rs_fd *to)
+{
+	(void)from;
+	for (int out = 0; out < 2; out++)
+		if (to->kt_ours[out]) {
+			to->kt_ours[out] = false;
+			rs_ktimeo_mark(to, out, true);
+		}
+}
+
+static const struct rs_fd_hooks kt_hooks = { kt_drop, kt_copy };
+
+/* Registered at load, before any entry can hold a flag. */
+__attribute__((constructor)) static void kt_register(void)
+{
+	kt_bit = rs_fd_hooks_add(&kt_hooks);
 }

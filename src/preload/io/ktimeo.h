@@ -160,4 +160,19 @@ void rs_ktimeo_release(struct rs_fd *e, int fd);
  */
 void rs_ktimeo_before_exec(void);
 
+/*
+ * Records whether the kernel holds the library's SO_RCVTIMEO (out false)
+ * or SO_SNDTIMEO (out true) for e (kt_ours), keeping the count
+ * rs_ktimeo_armed() returns.  Lock-free: each change of the flag counts
+ * once, whichever thread makes it.
+ */
+void rs_ktimeo_mark(struct rs_fd *e, int out, bool ours);
+
+/*
+ * How many entries have kt_ours set: exact, since an entry that ends
+ * (the table's release hook) is counted no more.  An exec looks at the
+ * table only when this is not 0.
+ */
+unsigned rs_ktimeo_armed(void);
+
 #endif /* RS_KTIMEO_H */

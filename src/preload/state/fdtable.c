@@ -128,46 +128,48 @@ static uint64_t inode_of(int fd)
 	return S_ISSOCK(st.st_mode) ? (uint64_t)st.st_ino : 0;
 }
 
-void (*rs_fd_http_release)(struct rs_fd *e);
+/* The layers' hooks (fdtable.h), each published once, atomically: other
+   threads may be forgetting descriptors meanwhile. */
+static const struct rs_fd_hooks *hooks[RS_FD_HOOKS];
+static unsigned n_hooks;
 
-/* Lets the HTTP engine free what it attached to e (set once, atomically:
-   another thread may be forgetting a descriptor meanwhile). */
-static void release_http(struct rs_fd *e)
+unsigned rs_fd_hooks_add(const struct rs_fd_hooks *h)
 {
-	void (*fn)(struct rs_fd *) = __atomic_load_n(&rs_fd_http_release,
-	    __ATOMIC_ACQUIRE);
+	unsigned i = __atomic_fetch_add(&n_hooks, 1, __ATOMIC_RELAXED);
 
-	if (e->http != NULL && fn != NULL)
-		fn(e);
+	if (i >= RS_FD_HOOKS)
+		return 0;
+	__atomic_store_n(&hooks[i], h, __ATOMIC_RELEASE);
+	return 1u << i;
 }
 
-static unsigned kt_armed;
-
-void rs_fd_kt_mark(struct rs_fd *e, int out, bool ours)
+static const struct rs_fd_hooks *hook(unsigned i)
 {
-	if (__atomic_exchange_n(&e->kt_ours[out], ours, __ATOMIC_RELAXED) !=
-	    ours)
-		__atomic_add_fetch(&kt_armed, ours ? 1u : -1u,
-		    __ATOMIC_RELAXED);
+	return i < RS_FD_HOOKS ? __atomic_load_n(&hooks[i], __ATOMIC_ACQUIRE) :
+	    NULL;
 }
 
-unsigned rs_fd_kt_armed(void)
+/* The release hooks of the layers e holds state of, each once. */
+static __attribute__((noinline)) void release_hooks(struct rs_fd *e)
 {
-	return __atomic_load_n(&kt_armed, __ATOMIC_RELAXED);
-}
+	unsigned held = __atomic_exchange_n(&e->held, 0, __ATOMIC_ACQ_REL);
 
-/* An entry that ends (forgotten, or claimed again) is counted no more.
-   Most entries never had the flags: two loads and one test then. */
-static inline void kt_drop(struct rs_fd *e)
-{
-	unsigned any = (unsigned)__atomic_load_n(&e->kt_ours[0],
-	    __ATOMIC_RELAXED) | (unsigned)__atomic_load_n(&e->kt_ours[1],
-	    __ATOMIC_RELAXED);
+	for (unsigned i = 0; held != 0; i++, held >>= 1) {
+		const struct rs_fd_hooks *h = hook(i);
 
-	if (__builtin_expect(any, 0)) {
-		rs_fd_kt_mark(e, 0, false);
-		rs_fd_kt_mark(e, 1, false);
+		if ((held & 1) && h != NULL && h->release != NULL)
+			h->release(e);
 	}
+}
+
+/* An entry that ends (forgotten, or claimed again) lets the layers above
+   release what they keep in it.  Most entries hold nothing: one load and
+   one test then. */
+static inline void release_held(struct rs_fd *e)
+{
+	if (__builtin_expect(__atomic_load_n(&e->held, __ATOMIC_ACQUIRE) != 0,
+	    0))
+		release_hooks(e);
 }
 
 /*
@@ -208,8 +210,7 @@ RS_HOT struct rs_fd *rs_fd_claim(int fd, bool identify)
 	if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) != RS_FD_NONE)
 		__atomic_store_n(&e->state, RS_FD_NONE, __ATOMIC_RELAXED);
 	next_gen(e);
-	release_http(e);
-	kt_drop(e);
+	release_held(e);
 	/*
 	 * The fields that must start zeroed are together (fdtable.h); the
 	 * host name is a string, which its first byte empties.  Cleared in
@@ -244,8 +245,7 @@ RS_HOT void rs_fd_forget_entry(struct rs_fd *e)
 	 * another thread) acquires that store in rs_fd_claim() and then
 	 * overwrites the entry, so a read of it after the store would race.
 	 */
-	release_http(e);
-	kt_drop(e);
+	release_held(e);
 	next_gen(e);
 	__atomic_store_n(&e->state, RS_FD_NONE, __ATOMIC_RELEASE);
 }
@@ -290,17 +290,14 @@ void rs_fd_copy(int from, int to)
 	    sizeof(*dst) - offsetof(struct rs_fd, settings));
 	uint32_t st = rs_fd_state(src);
 	src->shared = dst->shared = true;
-	/* Two descriptors of one connection: HTTP is no longer followed.
-	   A socket error the engine holds (http_err) stays with both, as
-	   either may be the one the program reads next (httpio.h). */
-	dst->http = NULL;
-	src->http_off = dst->http_off = true;
-	/* A flag the copy brought is the copy's, and counted so. */
-	for (int out = 0; out < 2; out++)
-		if (dst->kt_ours[out]) {
-			dst->kt_ours[out] = false;
-			rs_fd_kt_mark(dst, out, true);
-		}
+	/* The copy holds nothing until the layers' copy hooks say so. */
+	__atomic_store_n(&dst->held, 0, __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < RS_FD_HOOKS; i++) {
+		const struct rs_fd_hooks *h = hook(i);
+
+		if (h != NULL && h->copy != NULL)
+			h->copy(src, dst);
+	}
 	rs_fd_unlock(src);
 	rs_fd_set_state(dst, st);
 }

@@ -71,6 +71,8 @@ struct rs_fd {
 		uint64_t flag_word;
 	};
 	bool own_tmo_known[2];		/* own_tmo_ms is up to date */
+	uint8_t held;			/* release hooks to call, atomic
+					   (rs_fd_hold) */
 	/* The logical connect (its address and times are below). */
 	unsigned attempt;		/* 1-based number of the current one */
 	uint32_t prev_wait_ms;		/* for decorrelated jitter */
@@ -137,10 +139,40 @@ static inline uint64_t rs_fd_flag_word(const struct rs_fd *e)
 }
 
 /*
- * Set by the HTTP retry engine: releases an entry's HTTP state when the
- * entry is forgotten or reused, so that the table need not know it.
+ * Hooks of a layer above the table that keeps state of its own in entries
+ * (the HTTP engine's connection, the count of kernel timeouts): the table
+ * calls them and knows nothing else of that layer.
+ *
+ * release(e): e ends (forgotten, or claimed anew) while it holds the
+ * layer's bit (rs_fd_hold); called once per rs_fd_hold() at most, before
+ * the entry is cleared.  It must tolerate finding nothing to free.
+ * copy(from, to): a dup made `to` a byte copy of `from` (held cleared),
+ * with from's lock held; called for every registered layer, whatever
+ * `from` held.  Either may be NULL.
  */
-extern void (*rs_fd_http_release)(struct rs_fd *e);
+struct rs_fd_hooks {
+	void (*release)(struct rs_fd *e);
+	void (*copy)(struct rs_fd *from, struct rs_fd *to);
+};
+
+#define RS_FD_HOOKS 8
+
+/*
+ * Registers h (which must outlive the process: a static) and returns the
+ * layer's bit for rs_fd_hold(), or 0 when RS_FD_HOOKS layers already
+ * have one.  Lock-free; from a constructor, before any entry holds state.
+ */
+unsigned rs_fd_hooks_add(const struct rs_fd_hooks *h);
+
+/*
+ * Marks e as holding the state of the layer whose bit is bit: its release
+ * hook runs when e ends.  Call it after attaching the state, so that a
+ * release that races with the attach still finds the state or the bit.
+ */
+static inline void rs_fd_hold(struct rs_fd *e, unsigned bit)
+{
+	__atomic_or_fetch(&e->held, (uint8_t)bit, __ATOMIC_RELEASE);
+}
 
 /* The chunks of the table (fdtable.c), NULL until mapped; never unmapped. */
 extern struct rs_fd *rs_fd_chunks[RS_FD_CHUNK]
@@ -241,24 +273,9 @@ static inline void rs_fd_forget(int fd)
 }
 
 /*
- * Records whether the kernel holds the library's SO_RCVTIMEO (out false)
- * or SO_SNDTIMEO (out true) for e (kt_ours, ktimeo.h), keeping the count
- * rs_fd_kt_armed() returns.  Lock-free: each change of the flag counts
- * once, whichever thread makes it.
- */
-void rs_fd_kt_mark(struct rs_fd *e, int out, bool ours);
-
-/*
- * How many entries have kt_ours set: exact, since forgetting an entry
- * clears its flags too (the descriptor is closed, or no longer the
- * library's to look after).  An exec looks at the table only when this is
- * not 0.
- */
-unsigned rs_fd_kt_armed(void);
-
-/*
  * Copies the state of from onto to (dup); to becomes managed likewise, and
- * both are marked shared.
+ * both are marked shared.  Each registered layer's copy hook then says
+ * what of its state the copy keeps.
  */
 void rs_fd_copy(int from, int to);
 
