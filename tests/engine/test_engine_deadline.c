@@ -22,6 +22,7 @@
 #include "fake.h"
 #include "fdtable.h"
 #include "httpconn.h"
+#include "httpout.h"
 #include "httpio.h"
 #include "io.h"
 #include "tdeadline.h"

@@ -257,8 +257,7 @@ size_t rs_httpconn_feed(struct rs_httpconn *c, int fd, enum rs_http_dir dir,
 	return done;
 }
 
-/* A call went unseen (another thread had the entry): give up for good. */
-static bool check_lost(struct rs_httpconn *c)
+bool rs_httpconn_lost(struct rs_httpconn *c)
 {
 	if (__atomic_load_n(&c->lost, __ATOMIC_RELAXED))
 		rs_http_pass(&c->h, RS_HTTP_WHY_MALFORMED);
@@ -274,7 +273,7 @@ void rs_httpconn_read(struct rs_httpconn *c, int fd, const struct iovec *iov,
 
 	if (r < 0 || !rs_httpconn_try(c))
 		return;
-	if (!check_lost(c)) {
+	if (!rs_httpconn_lost(c)) {
 		if (r == 0)
 			on_event(c, fd, dir, rs_http_eof(&c->h, dir));
 		else
@@ -291,25 +290,4 @@ ssize_t rs_httpconn_raw_send(struct rs_fd *e, int fd, const struct msghdr *msg,
 	if (e)
 		return rs_hio_sendmsg(e, fd, msg, flags);
 	return RS_NEG_ERRNO(rs_real_sendmsg(fd, msg, flags));
-}
-
-ssize_t rs_httpconn_send(struct rs_httpconn *c, struct rs_fd *e, int fd,
-    const struct msghdr *msg, int flags)
-{
-	enum rs_http_event ev;
-	ssize_t r;
-
-	if (!rs_httpconn_try(c))
-		return rs_httpconn_raw_send(e, fd, msg, flags);
-	check_lost(c);
-	if (!c->inbound) {
-		r = rs_httpout_send(c, e, fd, msg, flags);
-	} else {
-		r = rs_httpconn_raw_send(e, fd, msg, flags);
-		if (r > 0 && !c->h.pass)
-			rs_httpconn_feed(c, fd, RS_HTTP_RES, msg->msg_iov,
-			    (int)msg->msg_iovlen, (size_t)r, false, &ev);
-	}
-	rs_httpconn_put(c);
-	return r;
 }

@@ -81,15 +81,6 @@ void rs_httpconn_read(struct rs_httpconn *c, int fd, const struct iovec *iov,
     int cnt, ssize_t r);
 
 /*
- * The program sends msg on tracked fd (e: its managed entry, or NULL).
- * Outbound, a request head is held until complete and then sent with the
- * deadline header (httpout.c); inbound, the end of a response ends the
- * thread's deadline.  Returns what the send returns (-errno on failure).
- */
-ssize_t rs_httpconn_send(struct rs_httpconn *c, struct rs_fd *e, int fd,
-    const struct msghdr *msg, int flags);
-
-/*
  * The send of msg as the program's call would make it: through the HTTP
  * retry engine and the io engine when e is managed (so an edited head is
  * what the retries keep and replay), else the real call.
@@ -107,8 +98,11 @@ size_t rs_httpconn_feed(struct rs_httpconn *c, int fd, enum rs_http_dir dir,
     const struct iovec *iov, int cnt, size_t n, bool stop_at_head,
     enum rs_http_event *ev);
 
-/* httpout.c: the outbound half of rs_httpconn_send(). */
-ssize_t rs_httpout_send(struct rs_httpconn *c, struct rs_fd *e, int fd,
-    const struct msghdr *msg, int flags);
+/*
+ * Whether c's tracker has given up (passes everything through): also when
+ * a call went unseen (another thread had the entry), which it then gives
+ * up for good.  With c taken.
+ */
+bool rs_httpconn_lost(struct rs_httpconn *c);
 
 #endif /* RS_HTTPCONN_H */

@@ -13,6 +13,7 @@
 
 #include "guard.h"
 #include "httpconn.h"
+#include "httpout.h"
 
 /* The tracked connection of fd, when the library should act, or NULL. */
 static inline struct rs_httpconn *rs_hook_http(int fd)

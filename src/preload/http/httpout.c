@@ -12,7 +12,7 @@
  * kept head is the one the HTTP retries replay, so a replay carries the
  * header too, and only once.  Called with the entry taken (httpconn.h).
  */
-#include "httpconn.h"
+#include "httpout.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -279,7 +279,8 @@ static ssize_t send_rest(struct rs_httpconn *c, struct rs_fd *e, int fd,
 	return r;
 }
 
-ssize_t rs_httpout_send(struct rs_httpconn *c, struct rs_fd *e, int fd,
+/* The outbound half of rs_httpconn_send(). */
+static ssize_t send_out(struct rs_httpconn *c, struct rs_fd *e, int fd,
     const struct msghdr *msg, int flags)
 {
 	size_t total = rs_io_iov_total(msg->msg_iov, (int)msg->msg_iovlen),
@@ -331,4 +332,25 @@ ssize_t rs_httpout_send(struct rs_httpconn *c, struct rs_fd *e, int fd,
 	ssize_t r = k < total ? send_rest(c, e, fd, msg, flags, k) : 0;
 
 	return (ssize_t)k + (r > 0 ? r : 0);
+}
+
+ssize_t rs_httpconn_send(struct rs_httpconn *c, struct rs_fd *e, int fd,
+    const struct msghdr *msg, int flags)
+{
+	enum rs_http_event ev;
+	ssize_t r;
+
+	if (!rs_httpconn_try(c))
+		return rs_httpconn_raw_send(e, fd, msg, flags);
+	rs_httpconn_lost(c);
+	if (!c->inbound) {
+		r = send_out(c, e, fd, msg, flags);
+	} else {
+		r = rs_httpconn_raw_send(e, fd, msg, flags);
+		if (r > 0 && !c->h.pass)
+			rs_httpconn_feed(c, fd, RS_HTTP_RES, msg->msg_iov,
+			    (int)msg->msg_iovlen, (size_t)r, false, &ev);
+	}
+	rs_httpconn_put(c);
+	return r;
 }
