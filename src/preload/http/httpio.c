@@ -12,7 +12,22 @@
 #include "httpretry.h"
 #include "httpwait.h"
 #include "io_block.h"
-#include "wait.h"
+
+/* The waits' hook (rs_hio_on_change), set once, atomically. */
+static void (*on_change)(int fd);
+
+void rs_hio_on_change(void (*fn)(int fd))
+{
+	__atomic_store_n(&on_change, fn, __ATOMIC_RELEASE);
+}
+
+static void tell_waits(int fd)
+{
+	void (*fn)(int) = __atomic_load_n(&on_change, __ATOMIC_ACQUIRE);
+
+	if (fn != NULL)
+		fn(fd);
+}
 
 void rs_hio_untracked(struct rs_fd *e)
 {
@@ -81,7 +96,7 @@ static struct rs_hconn *before_read(struct rs_fd **e, int fd, int flags,
 			*err = -ECONNRESET;
 		if (*err == RS_HW_RESTEP) {
 			/* The read moved the retry on: epoll follows it. */
-			rs_wait_fd_connect(fd);
+			tell_waits(fd);
 			*err = -EAGAIN;
 		}
 		return NULL;
@@ -220,7 +235,7 @@ static void after_write(struct rs_fd *e, struct rs_hconn *h, int fd,
 
 	rs_hconn_leave(e, h);
 	if (awaits)
-		rs_wait_fd_connect(fd);
+		tell_waits(fd);
 }
 
 ssize_t rs_hio_send(struct rs_fd *e, int fd, const void *buf, size_t n,

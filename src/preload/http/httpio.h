@@ -69,4 +69,13 @@ static inline int rs_hio_take_error(struct rs_fd *e)
 /* recvmmsg/sendmmsg (and anything else not followed): pass through. */
 void rs_hio_untracked(struct rs_fd *e);
 
+/*
+ * Registers fn, which the engine calls when what the program's waits must
+ * see of fd changed under them (a request now awaits its response, a read
+ * moved a retry on): the waits, above this layer, re-read fd's state
+ * (epoll follows it).  Once per request at most, never per byte.  NULL
+ * (the default) tells no one.
+ */
+void rs_hio_on_change(void (*fn)(int fd));
+
 #endif /* RS_HTTPIO_H */

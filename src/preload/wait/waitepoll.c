@@ -12,6 +12,7 @@
 #include "epolltrack.h"
 #include "epollwait.h"
 #include "hot.h"
+#include "httpio.h"
 #include "real.h"
 
 int rs_wait_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
@@ -77,6 +78,13 @@ int rs_wait_epoll_pwait2(int epfd, struct epoll_event *ev, int max,
 RS_HOT void rs_wait_fd_connect(int fd)
 {
 	rs_ept_fd_changed(fd);
+}
+
+/* The HTTP engine, below the waits, tells them of a change through this
+   hook; registered at load, before any request is made. */
+__attribute__((constructor)) static void wait_register(void)
+{
+	rs_hio_on_change(rs_wait_fd_connect);
 }
 
 RS_HOT void rs_wait_fd_closed(int fd)
