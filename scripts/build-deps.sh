@@ -21,8 +21,8 @@ why=""
 # have_header HEADER SYMBOL: the compiler finds HEADER and it declares SYMBOL
 # (an empty or foreign file of that name is not the package's header).
 have_header() {
+	# shellcheck disable=SC2086 # CC and CPPFLAGS are lists of words
 	printf '#include <stddef.h>\n#include <stdarg.h>\n#include <setjmp.h>\n#include <%s>\nvoid *rs_probe = (void *)&%s;\n' "$1" "$2" |
-		# shellcheck disable=SC2086 # CPPFLAGS is a list of flags
 		$CC ${CPPFLAGS:-} -fsyntax-only -x c - >/dev/null 2>&1
 }
 
