@@ -81,7 +81,7 @@ ITEST_BIN := $(patsubst tests/integration/%.c,$(B)/itests/%,$(ITEST_SRC))
 
 .PHONY: all lib cli tests test test-peer unit integration demo demo-deadline bench install \
 	uninstall asan tsan valgrind fuzz format format-check lint clean help \
-	deps coverage unit-tests deb
+	deps coverage unit-tests deb build-deps test-deps
 
 all: lib cli ## build build/libresolute.so and build/resolute
 
@@ -171,6 +171,21 @@ $(B)/itests/%: tests/integration/%.c tests/integration/peer.h
 		-Wno-missing-prototypes -MMD -MP -o $@ $< $(CMOCKA_LIBS) -lpthread
 
 tests: $(UNIT_BIN) $(ENGINE_BIN) $(ITEST_BIN)
+
+# Before the first compiler run, what the build will include and compile is
+# looked for where the build looks (the same CC, CPPFLAGS and llhttp paths),
+# and whatever is missing is named by its Debian package, with the command
+# to install it (scripts/build-deps.sh), rather than met as a compiler
+# error.  Order-only: the check runs on every make that compiles, and never
+# makes anything out of date.
+build-deps:
+	$(Q)CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" LLHTTP_INC="$(LLHTTP_INC)" \
+		LLHTTP_SRC="$(LLHTTP_SRC)" scripts/build-deps.sh
+test-deps:
+	$(Q)CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" LLHTTP_INC="$(LLHTTP_INC)" \
+		LLHTTP_SRC="$(LLHTTP_SRC)" scripts/build-deps.sh test
+$(OBJ_LIB) $(CLI_OBJ) $(LLHTTP_OBJ) $(B)/obj/core/http.o: | build-deps
+$(UNIT_BIN) $(ENGINE_BIN) $(FAKE_OBJ) $(ITEST_BIN): | test-deps
 
 unit-tests: $(UNIT_BIN) $(ENGINE_BIN)
 
