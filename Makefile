@@ -184,7 +184,7 @@ build-deps:
 test-deps:
 	$(Q)CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" LLHTTP_INC="$(LLHTTP_INC)" \
 		LLHTTP_SRC="$(LLHTTP_SRC)" scripts/build-deps.sh test
-$(OBJ_LIB) $(CLI_OBJ) $(LLHTTP_OBJ) $(B)/obj/core/http.o: | build-deps
+$(OBJ_LIB) $(CLI_OBJ) $(LLHTTP_OBJ) $(B)/obj/core/http/http.o: | build-deps
 $(UNIT_BIN) $(ENGINE_BIN) $(FAKE_OBJ) $(ITEST_BIN): | test-deps
 
 unit-tests: $(UNIT_BIN) $(ENGINE_BIN)
