@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # resolute - make targets.  `make help` lists them.
 
 PREFIX    ?= /usr/local
@@ -304,13 +305,14 @@ format: ## reformat the C sources
 format-check:
 	clang-format --dry-run --Werror src/*/*/*.[ch] src/cli/*.[ch]
 
-lint: ## cppcheck, shellcheck, the no-interposed-calls rule and the layering
+lint: ## cppcheck, shellcheck, the no-interposed-calls rule, the layering, SPDX tags
 	cppcheck --quiet --error-exitcode=1 --std=c11 -D_GNU_SOURCE \
 		--suppress=missingIncludeSystem --inline-suppr \
 		$(patsubst %/,-I%,$(DIRS_CORE) $(DIRS_PRELOAD)) src
 	shellcheck -S warning scripts/*.sh .ci/run tests/programs/*.sh
 	scripts/lint-calls.sh
 	B=$(B) scripts/lint-layers.sh
+	scripts/lint-spdx.sh
 
 clean:
 	rm -rf build build-*

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench-ir.sh - user-space instructions per operation, with and without the
 # library: callgrind's Ir count (exact and repeatable, unlike time on a
 # shared machine) of a run of N operations subtracted from one of 2N, so

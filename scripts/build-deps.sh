@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # build-deps.sh - before anything is compiled, make sure that what the build
 # itself will include and compile is there, and name the Debian package of
 # whatever is not, with the one command that installs them all.  Called by

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # coverage.sh - line coverage of src/ from the unit and engine tests alone
 # (no preloading, no network), per file, then the engines' totals checked
 # against a floor.  Run by `make coverage` after an instrumented build in

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # demo.sh - curl against a flaky server, without and with resolute.
 #
 # Act 1: a server that refuses connections for a moment (it is restarting).

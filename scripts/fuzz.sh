@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # fuzz.sh - builds the libFuzzer targets under tests/fuzz/ and runs each one
 # for a bounded time, starting from its seed corpus.
 #

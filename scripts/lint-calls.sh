@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # lint-calls.sh - inside src/, no interposed libc name may be called
 # directly: the library must reach the kernel through rs_real_*() or raw
 # system calls, or it would re-enter its own wrappers.

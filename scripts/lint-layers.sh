@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # lint-layers.sh - the tree's layering holds.  The layers and the order of
 # their sub-layers (folders) are written once, in the `layers` block of
 # doc/architecture.md, which this script reads:

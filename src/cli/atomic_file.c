@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * atomic_file.c - replacing a file so that a reader sees the old one or
  * the new one, never a part: `resolute stats --output` and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli.h - the pieces shared by the subcommands of the resolute command.
  *

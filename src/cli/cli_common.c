@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli_common.c - helpers shared by the subcommands: messages, policy
  * loading with diagnostics, and finding the interposer.

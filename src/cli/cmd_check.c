@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_check.c - `resolute check FILE...`: validate policy files.
  *

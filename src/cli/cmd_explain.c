@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_explain.c - `resolute explain [--policy FILE] TARGET`: which rule
  * applies to a destination, the settings it gets, and its backoff schedule.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_run.c - `resolute run [--policy FILE] [--deadline DURATION]
  * [--log LEVEL] -- COMMAND [ARG...]`: set up the environment and exec.

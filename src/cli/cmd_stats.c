@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_stats.c - `resolute stats [--policy FILE] [--format text|json|
  * prometheus] [--output FILE]` and `resolute stats --prune`: the counters

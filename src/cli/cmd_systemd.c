@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_systemd.c - `resolute systemd [--policy FILE] [--install] UNIT`:
  * a drop-in that preloads the interposer into a systemd unit.

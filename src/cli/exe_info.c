@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * exe_info.c - what `resolute run` finds out about COMMAND before exec:
  * where PATH puts it, and whether the dynamic loader will preload into it.

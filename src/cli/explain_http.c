@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * explain_http.c - the `http:` part of `resolute explain` (SPEC 9): the
  * rule's HTTP retry settings, each marked with where it comes from, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * explain_names.c - the parts of `resolute explain` about names: where
  * failover would send the retries of a connect to a name (SPEC 5c), and

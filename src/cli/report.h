@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * report.h - what `resolute stats` read from the shared segments, and its
  * output formats: text for people, JSON, and the Prometheus text

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * resolute.c - the resolute command: entry point, usage and dispatch.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_engine_deadline.c - deadlines across hops (SPEC 10) against the
  * scripted kernel: the outbound header edit (httpout.c), the inbound

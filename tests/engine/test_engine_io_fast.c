@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_engine_io_fast.c - the steady state of reads and writes: a read
  * that starts right after the last activity blocks under the kernel's

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_clients_io.sh - real clients against servers that go quiet, under a
 # policy with read_timeout 1s: each must give up near 1 s instead of hanging
 # (and, without the library, must still be hanging after 3 s, or the case

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_docs.sh - the README and doc/ stay true, and the build says what it
 # lacks:
 #   - the README is read in one sitting (at most 400 lines);

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_exports.sh - the library exports exactly the names listed in
 # src/preload/entry/libresolute.map, nothing by accident; and no interposed name is
 # called directly inside src/ (scripts/lint-calls.sh).

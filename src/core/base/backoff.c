@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backoff.c - delays between connect attempts.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backoff.h - delays between connect attempts.
  *

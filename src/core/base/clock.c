@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * clock.c - monotonic time in milliseconds, and the process deadline.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * clock.h - monotonic time in milliseconds, and the process deadline.
  *

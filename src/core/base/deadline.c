@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * deadline.c - parsing, clamping and comparing deadline header values.
  *

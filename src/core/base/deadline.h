@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * deadline.h - deadlines carried across hops in a request header (SPEC 10).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * heap.c - a binary min-heap of intrusive timer nodes.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * heap.h - a binary min-heap of timers keyed by a monotonic time.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hot.h - RS_HOT marks a function on the path of the common calls: a
  * read or write, and a fresh connection's socket, setsockopt, connect and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * log.c - one line per notable event, text or JSON, one write(2) each.
  *

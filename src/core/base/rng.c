@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rng.c - the jitter generator: xoshiro256** per thread, seeded by getrandom.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rng.h - the jitter generator: uniform draws, one stream per thread.
  *

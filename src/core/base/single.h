@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * single.h - the library's locks and counters where the process has one
  * thread.

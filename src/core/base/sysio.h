@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sysio.h - small file helpers built on raw system calls.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * http.c - the HTTP/1.x message tracker: llhttp callbacks and the feed.
  *

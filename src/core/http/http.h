@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * http.h - a strict, incremental HTTP/1.x message tracker for one connection.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * http_head.c - what the tracker does with a complete head: look a header
  * up, add or replace one in the kept request, read Retry-After, make an

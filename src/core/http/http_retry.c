@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * http_retry.c - the phases of one client connection under status retries
  * (SPEC 9): which bytes are requests, when a response is judged, retried,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * http_retry.h - the decisions of HTTP/1.x status retries (SPEC 9) for one
  * client connection, without any I/O.

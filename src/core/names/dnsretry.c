@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dnsretry.c - when to look a name up again after a transient failure.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dnsretry.h - retries of transient name-resolution failures (SPEC 5d).
  *

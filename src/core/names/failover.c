@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * failover.c - the next address of a name, and recent failures.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * failover.h - which of a name's addresses the next connect attempt tries
  * (SPEC 5c), and which addresses failed lately.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * names.c - address -> hostname, learned from the program's own lookups.
  *

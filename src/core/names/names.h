@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * names.h - address -> hostname, learned from the program's own lookups.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * default_policy.S - policy/default.yaml, embedded byte for byte.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * default_policy.h - the compiled-in copy of policy/default.yaml.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * diag.h - diagnostics: FILE:LINE:COL plus a message, collected in order.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * duration.c - the one duration grammar, parsed exactly and printed back.
  *

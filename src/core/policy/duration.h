@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * duration.h - the one duration grammar: "250ms", "1.5s", "2m", and back.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * http_settings.c - the `http:` settings' built-in values and the status
  * set.  Pure; see http_settings.h.

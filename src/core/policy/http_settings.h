@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * http_settings.h - the `http:` settings of a rule (SPEC 9), and their
  * built-in values.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * policy.c - the rules of a policy and how a destination is matched to them.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * policy_inbound.c - the top-level keys inbound_deadline and
  * inbound_deadline_max (SPEC 10).

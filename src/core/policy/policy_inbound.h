@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * policy_inbound.h - the top-level keys for deadlines received in requests
  * (SPEC 10): `inbound_deadline: HEADER|off` and `inbound_deadline_max:`.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * policy_keys.c - the keys a policy may set: one table row per key.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * policy_keys.h - the keys a policy may set, as tables the checker walks.
  *

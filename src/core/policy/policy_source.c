@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * policy_source.c - the order that picks a process's policy file.
  *

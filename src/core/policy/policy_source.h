@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * policy_source.h - which policy a process uses: the one order, shared by
  * the library (runtime.c) and the command (`resolute run`, `explain`), so

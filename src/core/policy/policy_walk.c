@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * policy_walk.c - checks one mapping of the YAML tree against a key table
  * and stores the values it finds.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * policy_walk.h - checks a mapping of the YAML tree against a key table
  * (policy_keys.h) and stores what it finds into a struct rs_settings.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * policy_yaml.c - YAML text to a struct rs_policy, with exact diagnostics.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * policy_yaml.h - YAML text to a struct rs_policy, with exact diagnostics.
  *

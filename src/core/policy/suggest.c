@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * suggest.c - the nearest known name to a misspelt one.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * suggest.h - "did you mean ...?" for a misspelt name.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ydoc.c - YAML text to a tree of positioned nodes, and the diagnostics.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ydoc.h - one YAML document as a tree of nodes that know their position,
  * and the diagnostics reported against them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * budget.c - the retry budget: the choice of the table that holds a rule's
  * accounts (the accounting itself is budget_acct.c).

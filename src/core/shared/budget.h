@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * budget.h - the retry budget (SPEC §5b): retries may add at most `ratio`
  * to the connects of the last `window`, with a floor of min_per_second.

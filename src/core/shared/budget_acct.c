@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * budget_acct.c - sliding-window accounting of connects and retries.
  *

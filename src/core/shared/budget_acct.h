@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * budget_acct.h - the retry budget's accounting on one budget's counters.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * export.c - Prometheus text exposition and JSON strings (see export.h).
  *

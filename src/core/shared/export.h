@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * export.h - text formats for counters read by other programs: the
  * Prometheus text exposition format (version 0.0.4, what node_exporter's

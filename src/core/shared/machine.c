@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * machine.c - the shared table of this process's policy, mapped once.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * machine.h - this process's machine-wide segment: the table that the
  * user's processes running under the same policy file share (shm.h), for

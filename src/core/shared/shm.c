@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * shm.c - budget tables in POSIX shared memory (see shm.h for the layout,
  * naming and trust rules).

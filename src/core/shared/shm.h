@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * shm.h - the tables that hold retry budgets and counters: one per process,
  * and one per user and policy file in POSIX shared memory, which holds the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stats.c - per-rule counters: this process's, summarised in one log line
  * at exit, and the machine-wide ones in the shared segment of the policy.

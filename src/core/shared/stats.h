@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stats.h - per-rule counters, summarised in one log line at exit and
  * kept machine-wide in the user's shared segment of the policy file

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * connect.c - the connect() wrapper's engine: which connects are managed,
  * the start of a logical connect, and a connect() on a socket that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * connect_events.c - the events a wait reports when a managed connect has
  * just ended, as the kernel would (connect_events.h).

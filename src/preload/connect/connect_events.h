@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * connect_events.h - the events a wait reports when a managed connect has
  * just ended, the same as the kernel reports them to a program without

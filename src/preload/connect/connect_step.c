@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * connect_step.c - the state machine of one logical connect: attempts,
  * their outcome, the decision to retry, and the log lines about them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * connect_wait.c - a blocking caller drives a pending connect: connect()
  * itself on a blocking socket, and a read or write that the kernel would

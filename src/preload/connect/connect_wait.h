@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * connect_wait.h - a blocking caller drives a pending connect to its end.
  *

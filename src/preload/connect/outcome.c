@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outcome.c - what the kernel says about a connect attempt.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outcome.h - what the kernel says about a connect attempt, read without
  * changing what the program will be told.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * interpose.c - the exported libc names: guard, look up, delegate.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * interpose.h - what the files of exported names share (interpose.c: the
  * descriptor bookkeeping and the waits; interpose_io.c: the reads and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * interpose_exec.c - the exported exec and posix_spawn names.
  *

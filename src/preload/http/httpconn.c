@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * httpconn.c - the table of tracked HTTP/1.x connections, and the inbound
  * half of SPEC 10: a request read on an accepted connection gives the

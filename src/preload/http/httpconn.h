@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * httpconn.h - HTTP/1.x connections the library follows for deadlines
  * (SPEC 10): accepted connections of a server whose policy sets

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * httphook.h - the few lines the exported reads and writes (interpose.c)
  * add for tracked HTTP connections (httpconn.h), kept here so that each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * httpio.c - the read and write paths with HTTP/1.x status retries: each
  * call settles the response first (reads) or tracks the request (writes),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * httpio.h - the read and write paths of managed sockets, with HTTP/1.x
  * status retries (httpretry.h) on connections whose rule enables them.

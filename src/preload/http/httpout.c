@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * httpout.c - the outbound half of SPEC 10: each request head the program
  * writes on a connection whose rule sets deadline_header leaves with that

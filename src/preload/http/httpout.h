@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * httpout.h - what the program sends on a tracked HTTP connection: the
  * request heads it writes (with the deadline header, SPEC 10) and, on an

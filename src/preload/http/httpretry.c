@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * httpretry.c - the HTTP/1.x status retry engine (SPEC 9): peeks at and
  * judges responses, consumes retried ones, waits Retry-After or the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * httpretry.h - HTTP/1.x status retries on managed client connections
  * (SPEC 9): the engine that does the system calls for the pure retry

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * httpstate.c - the HTTP retry engine's state of one connection: made on
  * the first call that wants it, held by one thread at a time, and freed

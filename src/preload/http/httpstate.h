@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * httpstate.h - the HTTP retry engine's state of one connection (struct
  * rs_hconn): made on the first call that wants it, held by one thread at a

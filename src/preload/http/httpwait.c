@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * httpwait.c - the non-blocking HTTP/1.x status retry: the same phases
  * as the blocking engine (httpretry.c), each step a few non-blocking

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * httpwait.h - HTTP/1.x status retries on non-blocking sockets, driven by
  * the program's waits (SPEC 9).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * io.c - read and write timeouts on connected managed sockets (SPEC §6).
  *

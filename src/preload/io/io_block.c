@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * io_block.c - the slow path of a blocking read or write with a timeout:
  * wait while the kernel says EAGAIN, move what it takes, until the call is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * io_block.h - the slow path of a blocking read or write with a timeout.
  *

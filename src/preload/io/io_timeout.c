@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * io_timeout.c - when a read or write on a connected managed socket times
  * out, for the blocking calls (io_block.c) and the waits alike.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * io_timeout.h - read and write timeouts of connected managed sockets
  * (SPEC §6): when they fall due, and how a wait reports them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ktimeo.c - kernel-timed blocking reads and writes on managed sockets.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ktimeo.h - the kernel times the blocking reads and writes of managed
  * sockets: no extra system call in the steady state.

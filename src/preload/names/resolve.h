@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * resolve.h - the resolver calls the library wraps: getaddrinfo() and the
  * gethostbyname*() family.  Each answer teaches the names table which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * retarget.c - the next address of a name for a connect retry.
  *

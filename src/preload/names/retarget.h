@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * retarget.h - failover (SPEC 5c): the address each retry of a connect
  * goes to.  The attempt code calls in twice: before a retry, which may

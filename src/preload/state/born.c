@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * born.c - two bits per descriptor number (see born.h): plain, and
  * whether the program set SO_RCVTIMEO on it.

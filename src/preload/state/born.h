@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * born.h - sockets this process made with socket() that are still as
  * socket() made them: a blocking stream socket (AF_INET, AF_INET6) whose

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dest.c - a managed socket's destination, formatted for the log.
  *

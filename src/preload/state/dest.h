@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dest.h - a managed socket's destination as log lines show it, and the
  * structured log fields every engine's message about a socket starts from.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * epollinst.c - per-epoll-instance records, timers and the kernel's copy
  * of each registration.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * epollinst.h - what the library keeps per epoll instance: the records of
  * the registrations it looks after, their timers, and the kernel's copy

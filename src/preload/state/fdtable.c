@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fdtable.c - what the library knows about each managed descriptor.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * guard.c - storage for the thread-local re-entrancy guard (see guard.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * guard.h - a thread-local guard against re-entering our own wrappers.
  *

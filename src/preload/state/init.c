@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * init.c - the library's hooks into the process: constructor, destructor
  * and fork handlers.

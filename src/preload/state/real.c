@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * real.c - the real libc functions, resolved once with dlsym(RTLD_NEXT).
  *

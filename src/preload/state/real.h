@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * real.h - the real libc functions behind every interposed name.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * realfast.h - inline forwarders to the real reads and writes, for the
  * exported names' fast paths (interpose_io.c) and the io engine's first

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * runtime.h - what the library decided at start-up: whether it is active,
  * the policy, the process deadline.  The one thing the engines need from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sigrestart.c - whether every signal handler asks for SA_RESTART.
  *

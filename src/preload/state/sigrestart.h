@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sigrestart.h - would the kernel restart the blocking call we replace?
  *

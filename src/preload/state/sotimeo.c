@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sotimeo.c - the program's own socket timeouts, rounded up to whole ms.
  *

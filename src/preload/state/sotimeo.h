@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sotimeo.h - the program's own SO_RCVTIMEO / SO_SNDTIMEO, in milliseconds.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * startenv.h - the library's environment variables as the process started
  * with them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tdeadline.c - the calling thread's deadline (see tdeadline.h).
  *

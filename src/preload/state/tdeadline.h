@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tdeadline.h - the deadline of the calling thread: the process deadline
  * (RESOLUTE_DEADLINE), or an earlier one the thread took from a request it

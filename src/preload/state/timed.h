@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * timed.h - whether a socket's reads and writes can be timed at all: a
  * fact about the policy (a read or write timeout) and the process (a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * vfork.c - the interposed vfork() (see vfork.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * vfork.h - whether the calling thread is a vfork child, without a system
  * call.

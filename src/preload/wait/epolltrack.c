@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * epolltrack.c - epoll_ctl and the descriptor lifecycle for the records
  * of epollinst.h, and the one function that brings a record in line with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * epolltrack.h - epoll registrations of sockets whose connect or timeouts
  * the library looks after.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * epollwait.c - epoll waits over the records of epollinst.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * epollwait.h - epoll waits that drive the pending connects and report the
  * read/write timeouts of the sockets registered in them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wait.c - the program's waits: poll and ppoll, and the managed wait under
  * select and pselect (waitselect.c translates them); epoll is in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wait.h - the program's waits: poll, ppoll, select, pselect, epoll.
  *

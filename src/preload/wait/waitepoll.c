@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * waitepoll.c - the program's epoll calls (wait.h): the records are
  * epolltrack.c's, the waits epollwait.c's; this is what the exported

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * waitpoll.h - what the select translation (waitselect.c) uses of the
  * poll engine (wait.c).  Thread-safe, as wait.h.

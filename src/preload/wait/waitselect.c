@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * waitselect.c - select and pselect, translated to poll (wait.h): so that
  * descriptors >= FD_SETSIZE work, and a wait that involves a managed
