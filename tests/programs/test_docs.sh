@@ -19,7 +19,9 @@ set -u
 cd "$(dirname "$0")/../.." || exit 2
 . tests/programs/lib.sh
 CLI=${RS_CLI:-$PWD/build/resolute}
+# Under a sanitizer RS_LIB is its runtime and the library: the last word.
 LIB=${RS_LIB:-$PWD/build/libresolute.so}
+LIB=${LIB##* }
 unset RESOLUTE_POLICY LD_PRELOAD
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:detect_leaks=0"
 export ASAN_OPTIONS
