@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * epoll_edges.c - the edges a non-blocking connect's socket reports to
  * epoll, wait after wait, printed so that test_epoll can compare a run

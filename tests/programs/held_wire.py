@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """held_wire.py - bytes a client under the library writes, and when they
 reach the wire, for the request heads the library holds back to edit
 (SPEC 10's deadline header, SPEC 9's injected Idempotency-Key).

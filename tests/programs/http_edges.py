@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """http_edges.py - what epoll reports to a client whose response the
 library judges (SPEC 9, on a non-blocking socket), printed so that
 test_http_epoll_edges.sh can compare a run under the library with a bare

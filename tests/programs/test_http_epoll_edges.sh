@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_http_epoll_edges.sh - a non-blocking client whose responses the
 # library judges (SPEC 9: http on its rule) sees from epoll what it sees
 # bare: level-triggered, EPOLLOUT while a response is judged (the library

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_http_held_bytes.sh - the request heads the library holds back to
 # edit them (SPEC 10's deadline header, SPEC 9's injected Idempotency-Key)
 # never lose or delay the program's bytes: a bare capture server
