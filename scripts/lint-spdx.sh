@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # lint-spdx.sh - every source file of the project says its licence in an
 # SPDX tag near its top (within its first three lines: after a shebang),
 # so that a file copied out of the tree still carries it.  `--fix` adds the
