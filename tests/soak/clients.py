@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """clients.py - the soak's clients (tests/soak/run.sh), run with or without
 the library preloaded; they know nothing of it.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=sh disable=SC2154 # dir, dnsd_pid, P_*: set by run.sh
 # faults.sh - sourced by tests/soak/run.sh: the rotating fault schedule.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """report.py - the soak's table, checks and plot (tests/soak/run.sh).
 
     report.py DIR OUT SECONDS

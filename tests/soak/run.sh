@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run.sh - the soak (make soak): hours of real traffic under rotating
 # faults, with and without the library, and what it must never lose.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """sample.py - the soak's resource sampler.
 
     sample.py DIR CLI POLICY LIFE

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """servers.py - the soak's misbehaving servers (tests/soak/run.sh).
 
     servers.py echo PORT DIR [--life S]         length-prefixed echo

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=sh disable=SC2154 # dir, pgdir, pgbin: set by run.sh
 # servers.sh - sourced by tests/soak/run.sh: the soak's servers, started,
 # killed and frozen as a group.  Every one listens on all addresses of the

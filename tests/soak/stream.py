@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """stream.py - the soak's short-lived processes and benchmark bursts.
 
     stream.py DIR LIFE

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """svg.py - a small SVG writer for the soak's plot (report.py): stacked
 panels of time series over one time axis, fault windows as bands behind
 them.  No dependency beyond Python's standard library."""
