@@ -35,6 +35,14 @@
 #include "runtime.h"
 #include "stats.h"
 
+bool rs_hconn_peer_done(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN | POLLRDHUP };
+
+	return rs_real_poll(&p, 1, 0) == 1 &&
+	    (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
 int rs_hconn_wait(const struct rs_fd *e, const struct rs_hconn *h, int fd,
     short events, int64_t until, int64_t own)
 {
@@ -482,6 +490,14 @@ static int judge(struct rs_fd *e, struct rs_hconn *h, int fd, bool may_fail,
 		rs_fd_touch(e, rs_clock_now_ms());
 	v = rs_hr_judge(&h->m, h->buf, (size_t)n, n == sizeof(h->buf),
 	    n == 0, rs_clock_epoch_ms());
+	/* The beginning of a head and then the peer's end: the program
+	   reads those bytes and the end (or the reset), as it would have;
+	   waiting for more would wait for ever (the peek sees the same
+	   bytes however often the end wakes the wait). */
+	if (v == RS_HR_MORE && rs_hconn_peer_done(fd)) {
+		rs_hr_pass(&h->m, RS_HTTP_WHY_ENDED);
+		return 1;
+	}
 	if (v == RS_HR_MORE)
 		return waited(e, wait_more(e, h, fd, (size_t)n, read_until(e),
 		    h->own_until));

@@ -61,6 +61,14 @@ ssize_t rs_hconn_write(struct rs_hconn *h, struct rs_fd *e, int fd,
 int rs_hconn_release(struct rs_hconn *h, struct rs_fd *e, int fd);
 
 /*
+ * Returns whether the peer has sent all it ever will on fd (its FIN or a
+ * reset came): a response head still incomplete then never completes.
+ * A peek cannot tell, as it returns the queued bytes and not the end
+ * behind them; one poll with no wait can.
+ */
+bool rs_hconn_peer_done(int fd);
+
+/*
  * Waits, for a blocking call of the program's, until fd has `events` (fd
  * -1: none, a sleep), or until the monotonic time `until` (RS_NEVER: no
  * limit).  Returns 1, 0 on timeout, or -errno.  own is the program's own
