@@ -177,8 +177,15 @@ def bursts(rec, end, kinds):
             bad = bad or p.returncode != 0
             rec.add("err" if bad else "ok", t0,
                     Reason("%s:exit%d" % (kind, p.returncode)) if bad else None)
-        except subprocess.TimeoutExpired:
-            rec.add("hung", t0, Reason(kind + ":hung"))
+        except subprocess.TimeoutExpired as e:
+            # redis-benchmark never ends once a connect of its own failed
+            # (bare as well: it says "Could not connect" and waits for
+            # ever): that is its error, not a hang of the library's.
+            said = (e.stdout or b"") + (e.stderr or b"")
+            if b"Could not connect" in said:
+                rec.add("err", t0, Reason(kind + ":stuck_after_error"))
+            else:
+                rec.add("hung", t0, Reason(kind + ":hung"))
         time.sleep(max(0.0, 20 - (time.monotonic() - t0)))
 
 
