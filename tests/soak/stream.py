@@ -176,14 +176,16 @@ def bursts(rec, end, kinds):
                 bad = "error" in out
             bad = bad or p.returncode != 0
             rec.add("err" if bad else "ok", t0,
-                    Reason("%s:exit%d" % (kind, p.returncode)) if bad else None)
+                    Reason("%s:exit%d" % (kind, p.returncode)) if bad else None,
+                    HUNG_S + 5)
         except subprocess.TimeoutExpired as e:
             # redis-benchmark never ends once a connect of its own failed
             # (bare as well: it says "Could not connect" and waits for
             # ever): that is its error, not a hang of the library's.
             said = (e.stdout or b"") + (e.stderr or b"")
             if b"Could not connect" in said:
-                rec.add("err", t0, Reason(kind + ":stuck_after_error"))
+                rec.add("err", t0, Reason(kind + ":stuck_after_error"),
+                        float("inf"))
             else:
                 rec.add("hung", t0, Reason(kind + ":hung"))
         time.sleep(max(0.0, 20 - (time.monotonic() - t0)))
