@@ -21,7 +21,7 @@ CFLAGS   += -std=c11 $(OPT) $(WARN) -fPIC -fvisibility=hidden \
 	-fno-strict-aliasing $(SAN)
 LDLIBS_LIB = -ldl -lpthread -lyaml
 LDLIBS_CLI = -lyaml -ldl -lpthread
-CMOCKA_LIBS = -lcmocka
+CMOCKA_LIBS = -lcmocka -lm
 
 B ?= build
 Q = $(if $(V),,@)
