@@ -134,6 +134,61 @@ void rs_lat_view(const struct rs_lat *h, int64_t now_ms,
 	}
 }
 
+/* The weights of h's generations at now_ms (0: ignored). */
+static void weights(const struct rs_lat *h, int64_t now_ms, uint32_t hl,
+    double w[RS_LAT_GENS])
+{
+	uint64_t e = (uint64_t)(now_ms / hl) + 1;
+	double prev = half_pow((double)(now_ms % hl) / hl);
+
+	for (unsigned i = 0; i < RS_LAT_GENS; i++) {
+		uint64_t ep = __atomic_load_n(&h->gen[i].epoch,
+		    __ATOMIC_ACQUIRE);
+
+		w[i] = ep == e ? 1.0 : ep + 1 == e ? prev : 0.0;
+	}
+}
+
+static double bucket_weight(const struct rs_lat *h, const double w[],
+    unsigned b)
+{
+	double c = 0;
+
+	for (unsigned i = 0; i < RS_LAT_GENS; i++)
+		if (w[i] > 0)
+			c += w[i] * __atomic_load_n(&h->gen[i].count[b],
+			    __ATOMIC_RELAXED);
+	return c;
+}
+
+double rs_lat_quantile_of(const struct rs_lat *h, int64_t now_ms,
+    uint32_t half_life_ms, double q, double *total)
+{
+	double w[RS_LAT_GENS], acc = 0, target;
+	unsigned last = 0;
+	uint32_t hl = half_life_ms ? half_life_ms : 1;
+
+	weights(h, now_ms, hl, w);
+	*total = 0;
+	for (unsigned b = 0; b < RS_LAT_BUCKETS; b++)
+		*total += bucket_weight(h, w, b);
+	if (*total <= 0)
+		return 0;
+	target = q * *total - *total * 1e-12;
+	for (unsigned b = 0; b < RS_LAT_BUCKETS; b++) {
+		double c = bucket_weight(h, w, b);
+
+		if (c <= 0)
+			continue;
+		acc += c;
+		last = b;
+		if (acc >= target)
+			return rs_lat_bucket_mid(b);
+	}
+	/* Writers zeroed a generation between the two passes. */
+	return rs_lat_bucket_mid(last);
+}
+
 void rs_lat_merge(struct rs_lat_view *dst, const struct rs_lat_view *src)
 {
 	for (unsigned b = 0; b < RS_LAT_BUCKETS; b++)

@@ -75,6 +75,15 @@ bool rs_lat_record(struct rs_lat *h, uint64_t us, int64_t now_ms,
 void rs_lat_view(const struct rs_lat *h, int64_t now_ms,
     uint32_t half_life_ms, struct rs_lat_view *v);
 
+/*
+ * The q quantile (us) of h at now_ms, as rs_lat_view() and
+ * rs_lat_quantile() would give it, without the view's 7 KB (this runs on
+ * the program's threads, whose stacks may be small); *total gets the
+ * weighted count of samples.
+ */
+double rs_lat_quantile_of(const struct rs_lat *h, int64_t now_ms,
+    uint32_t half_life_ms, double q, double *total);
+
 /* Adds src's counts to dst (histograms of several processes or rules). */
 void rs_lat_merge(struct rs_lat_view *dst, const struct rs_lat_view *src);
 

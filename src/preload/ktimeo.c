@@ -134,6 +134,9 @@ bool rs_ktimeo_arm_full(struct rs_fd *e, int fd, bool out, int flags)
 	uint32_t t = out ? s->write_timeout_ms : s->read_timeout_ms, ms;
 	bool ours;
 
+	t = rs_learn_timeout_ms(e->rule, s, out ? RS_LEARN_WRITE :
+	    RS_LEARN_READ, t, rs_fd_last_activity(e));
+
 	if (out || e->shared || (flags & (MSG_PEEK | MSG_WAITALL)) ||
 	    t == RS_OFF || t < MIN_TIMEOUT_MS ||
 	    rs_io_process_deadline() != RS_NEVER ||
@@ -160,6 +163,9 @@ static bool armed_ours(const struct rs_fd *e, bool out)
 	const struct rs_settings *s = e->settings;
 	uint32_t t = out ? s->write_timeout_ms : s->read_timeout_ms, ms;
 	bool ours;
+
+	t = rs_learn_timeout_ms(e->rule, s, out ? RS_LEARN_WRITE :
+	    RS_LEARN_READ, t, rs_fd_last_activity(e));
 
 	return t != RS_OFF && t >= MIN_TIMEOUT_MS &&
 	    choose(t, e->own_tmo_ms[out], &ms, &ours) && ours;
