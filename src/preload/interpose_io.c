@@ -408,20 +408,13 @@ EXPORT RS_HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 			return name##_noaddr hargs;                     \
 		return name##_addr args;                                \
 	}
-/* The program's own call, which succeeds or fails as it would bare. */
-#define RECORDED(name, hparams, call)                                   \
+/* The program's own call, which succeeds or fails as it would bare;
+   touched is rs_io_touched, or _in for a read (learn_io.h). */
+#define RECORDED_BY(touched, name, hparams, call)                       \
 	SLOW RS_HOT ssize_t name##_recorded(RS_UNPAREN hparams,         \
-	    struct rs_fd *e)                                            \
-	{                                                               \
-		return rs_io_touched(e, call);                          \
-	}
-/* The same for a read, whose bytes end a wait (learn_io.h). */
-#define RECORDED_IN(name, hparams, call)                                \
-	SLOW RS_HOT ssize_t name##_recorded(RS_UNPAREN hparams,         \
-	    struct rs_fd *e)                                            \
-	{                                                               \
-		return rs_io_touched_in(e, call);                       \
-	}
+	    struct rs_fd *e) { return touched(e, call); }
+#define RECORDED(...) RECORDED_BY(rs_io_touched, __VA_ARGS__)
+#define RECORDED_IN(...) RECORDED_BY(rs_io_touched_in, __VA_ARGS__)
 
 /*
  * The steady half of the one-buffer names: dir is read or write (io.h's
