@@ -17,6 +17,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "learn_cli.h"
 #include "policy_source.h"
 #include "policy_yaml.h"
 
@@ -361,16 +362,52 @@ static void classes(unsigned set, char *buf, size_t len)
 		snprintf(buf, len, "none");
 }
 
-static void print_settings(const struct rs_rule *r, const struct rs_settings *s)
+/*
+ * A timeout of kind k: its value, or what `auto` stands for now and why
+ * (SPEC 13), from the policy's segment t (NULL: nothing learned yet).
+ */
+static void setting_timeout(const struct rs_rule *r, unsigned key,
+    const char *name, uint32_t ms, const struct rs_settings *s,
+    enum rs_learn_kind k, const struct rs_shm_table *t)
 {
+	char buf[160];
+
+	if (!(s->auto_mask & (1u << k))) {
+		setting_ms(r, key, name, ms);
+		return;
+	}
+	rs_cli_auto_text(t ? rs_shm_learn((struct rs_shm_table *)t, r, s,
+	    false) : NULL, k, s, buf, sizeof(buf));
+	setting(r, key, name, buf);
+}
+
+static void print_settings(const struct rs_policy *p, const struct rs_rule *r,
+    const struct rs_settings *s)
+{
+	struct rs_shm_table *t = s->auto_mask ? rs_cli_learn_table(p) : NULL;
+	const struct rs_auto_timeout *a = &s->auto_timeout;
 	char buf[96];
 
 	printf("\nsettings:\n");
-	setting_ms(r, RS_KEY_CONNECT_TIMEOUT, "connect_timeout",
-	    s->connect_timeout_ms);
-	setting_ms(r, RS_KEY_READ_TIMEOUT, "read_timeout", s->read_timeout_ms);
-	setting_ms(r, RS_KEY_WRITE_TIMEOUT, "write_timeout",
-	    s->write_timeout_ms);
+	setting_timeout(r, RS_KEY_CONNECT_TIMEOUT, "connect_timeout",
+	    s->connect_timeout_ms, s, RS_LEARN_CONNECT, t);
+	setting_timeout(r, RS_KEY_READ_TIMEOUT, "read_timeout",
+	    s->read_timeout_ms, s, RS_LEARN_READ, t);
+	setting_timeout(r, RS_KEY_WRITE_TIMEOUT, "write_timeout",
+	    s->write_timeout_ms, s, RS_LEARN_WRITE, t);
+	rs_shm_detach(t);
+	if (s->auto_mask) {
+		char lo[32], hi[32], hl[32];
+
+		snprintf(buf, sizeof(buf), "%g x p%g, %s..%s, %u samples, "
+		    "half-life %s", a->multiplier, a->quantile * 100,
+		    dur(a->min_ms, lo, sizeof(lo)),
+		    dur(a->max_ms, hi, sizeof(hi)), (unsigned)a->samples,
+		    dur(a->half_life_ms, hl, sizeof(hl)));
+		setting(r, RS_KEY_AUTO_MULTIPLIER | RS_KEY_AUTO_QUANTILE |
+		    RS_KEY_AUTO_MIN | RS_KEY_AUTO_MAX | RS_KEY_AUTO_SAMPLES |
+		    RS_KEY_AUTO_HALF_LIFE, "auto_timeout", buf);
+	}
 	setting_num(r, RS_KEY_ATTEMPTS, "attempts", s->attempts);
 	classes(s->retry_on, buf, sizeof(buf));
 	setting(r, RS_KEY_RETRY_ON, "retry_on", buf);
@@ -543,7 +580,7 @@ int rs_cmd_explain(int argc, char **argv)
 	managed = print_rule(p, r, s);
 	print_port_rules(p, &sp);
 	if (managed) {
-		print_settings(r, s);
+		print_settings(p, r, s);
 		print_budget(r, s);
 		rs_cli_budget_live(p, r, s);
 		rs_cli_explain_http(r, s);

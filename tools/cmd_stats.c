@@ -22,12 +22,14 @@
 
 #include "budget.h"
 #include "clock.h"
+#include "learn_cli.h"
 #include "report.h"
 #include "shm.h"
 
 struct stats_opts {
 	const char *policy;	/* only this policy's segment */
 	const char *output;
+	const char *histogram;	/* --histogram RULE */
 	enum rs_report_format format;
 	bool prune;
 };
@@ -104,6 +106,7 @@ static void each_segment(void (*fn)(const char *path, void *arg), void *arg)
 struct collecting {
 	struct rs_report r;
 	const char *only;
+	const char *only_path;	/* --policy: its segment file alone */
 	int refused, other;
 };
 
@@ -111,6 +114,8 @@ static void collect_one(const char *path, void *arg)
 {
 	struct collecting *c = arg;
 
+	if (c->only_path && strcmp(path, c->only_path) != 0)
+		return;
 	collect(&c->r, path, c->only, &c->refused, &c->other);
 }
 
@@ -169,6 +174,9 @@ static int stats_args(int argc, char **argv, struct stats_opts *o)
 			o->policy = v;
 		else if ((v = rs_cli_opt_value(argc, argv, &i, "--output")))
 			o->output = v;
+		else if ((v = rs_cli_opt_value(argc, argv, &i,
+		    "--histogram")))
+			o->histogram = v;
 		else if ((v = rs_cli_opt_value(argc, argv, &i, "--format"))) {
 			if (parse_format(v, &o->format))
 				return RS_EXIT_USAGE;
@@ -189,6 +197,28 @@ static void no_segments(const char *only)
 	    only ? " for " : "", only ? only : "", RS_SHM_DIR);
 }
 
+/* --histogram RULE: the rule's learned latency in every segment shown. */
+static int plot(const struct rs_report *r, const char *rule)
+{
+	int drawn = 0;
+
+	for (size_t i = 0; i < r->n; i++) {
+		const struct rs_shm_learn *l = rs_cli_learn_find(r->segs[i].t,
+		    rule);
+
+		if (!l)
+			continue;
+		printf("%spolicy %.*s\n", drawn ? "\n" : "",
+		    RS_SHM_POLICY_MAX, r->segs[i].t->policy);
+		drawn += rs_cli_learn_plot(stdout, l);
+	}
+	if (drawn)
+		return 0;
+	fprintf(stderr, "resolute: nothing learned for rule '%s' (the rule's "
+	    "match text, or defaults)\n", rule);
+	return RS_EXIT_FAIL;
+}
+
 int rs_cmd_stats(int argc, char **argv)
 {
 	char shm[256], real[RS_SHM_POLICY_MAX];
@@ -202,10 +232,14 @@ int rs_cmd_stats(int argc, char **argv)
 		return prune_all();
 	c.only = o.policy;
 	if (o.policy && rs_shm_path(o.policy, geteuid(), shm, sizeof(shm),
-	    real, sizeof(real)) == 0)
+	    real, sizeof(real)) == 0) {
 		c.only = real;
+		c.only_path = shm;
+	}
 	each_segment(collect_one, &c);
-	if (o.output)
+	if (o.histogram)
+		status = plot(&c.r, o.histogram);
+	else if (o.output)
 		status = rs_report_write_file(o.output, &c.r, o.format);
 	else if (c.r.n == 0 && o.format == RS_REPORT_TEXT)
 		no_segments(c.only);

@@ -59,7 +59,7 @@ static struct rs_shm_learn *entry_of(size_t i, const struct rs_rule *rule,
 	t = rs_machine_table(policy);
 	if (!t)
 		return NULL;
-	l = rs_shm_learn(t, rule, s->auto_timeout.half_life_ms, true);
+	l = rs_shm_learn(t, rule, s, true);
 	__atomic_store_n(&entries[i], l ? l : &no_room, __ATOMIC_RELEASE);
 	return l;
 }

@@ -339,8 +339,9 @@ struct rs_shm_metric *rs_shm_metric(struct rs_shm_table *t,
 }
 
 struct rs_shm_learn *rs_shm_learn(struct rs_shm_table *t,
-    const struct rs_rule *rule, uint32_t half_life_ms, bool claim)
+    const struct rs_rule *rule, const struct rs_settings *s, bool claim)
 {
+	uint32_t half_life_ms = s->auto_timeout.half_life_ms;
 	const char *text = rule ? rule->match.text : "\001defaults";
 	uint64_t key = rs_shm_hash(RS_FNV_INIT, text, strlen(text) + 1);
 	bool fresh = false;
@@ -351,6 +352,8 @@ struct rs_shm_learn *rs_shm_learn(struct rs_shm_table *t,
 	    &fresh);
 	if (l && fresh) {
 		l->half_life_ms = half_life_ms;
+		l->auto_mask = s->auto_mask;
+		l->auto_timeout = s->auto_timeout;
 		l->since_ms = rs_clock_epoch_ms();
 		snprintf(l->rule, sizeof(l->rule), "%s",
 		    rule ? text : "defaults");

@@ -97,6 +97,8 @@ struct rs_shm_learn {
 	uint32_t ready;			/* 1 once the fields below are set */
 	uint32_t half_life_ms;
 	int64_t since_ms;
+	uint32_t auto_mask;		/* as the claimer's policy had them, */
+	struct rs_auto_timeout auto_timeout;	/* for `resolute stats` */
 	char rule[RS_SHM_LABEL_MAX];
 	struct rs_lat hist[RS_LEARN_KINDS];
 };
@@ -178,12 +180,12 @@ struct rs_shm_metric *rs_shm_metric(struct rs_shm_table *t,
     const struct rs_rule *rule);
 
 /*
- * Returns the learned latency of one rule (NULL: the defaults) with that
- * half-life in t, claiming a free entry on first use when `claim` (t must
+ * Returns the learned latency of one rule (NULL: the defaults) with
+ * settings s (its half-life is part of the key) in t, claiming a free entry on first use when `claim` (t must
  * then be writable); NULL when absent or all are taken.
  */
 struct rs_shm_learn *rs_shm_learn(struct rs_shm_table *t,
-    const struct rs_rule *rule, uint32_t half_life_ms, bool claim);
+    const struct rs_rule *rule, const struct rs_settings *s, bool claim);
 
 /* Returns b's parameters as stored in a slot, for the accounting. */
 void rs_shm_slot_budget(const struct rs_shm_slot *s,
