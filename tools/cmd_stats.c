@@ -51,6 +51,10 @@ static void skipped(const char *path, int err, const char *only,
 		*other += !only || strcmp(h.policy, only) == 0;
 		return;
 	}
+	/* Another policy's segment is none of --policy's business. */
+	if (err == -EPROTO && only && rs_shm_peek(path, &h) == 0 &&
+	    strcmp(h.policy, only) != 0)
+		return;
 	rs_cli_warn("%s: %s; skipped", path, rs_shm_refusal(err));
 	++*refused;
 }
@@ -106,7 +110,6 @@ static void each_segment(void (*fn)(const char *path, void *arg), void *arg)
 struct collecting {
 	struct rs_report r;
 	const char *only;
-	const char *only_path;	/* --policy: its segment file alone */
 	int refused, other;
 };
 
@@ -114,8 +117,6 @@ static void collect_one(const char *path, void *arg)
 {
 	struct collecting *c = arg;
 
-	if (c->only_path && strcmp(path, c->only_path) != 0)
-		return;
 	collect(&c->r, path, c->only, &c->refused, &c->other);
 }
 
@@ -234,7 +235,6 @@ int rs_cmd_stats(int argc, char **argv)
 	if (o.policy && rs_shm_path(o.policy, geteuid(), shm, sizeof(shm),
 	    real, sizeof(real)) == 0) {
 		c.only = real;
-		c.only_path = shm;
 	}
 	each_segment(collect_one, &c);
 	if (o.histogram)
