@@ -94,6 +94,11 @@ struct rs_settings {
 	uint32_t connect_timeout_ms;	/* one attempt; RS_OFF: none */
 	uint32_t read_timeout_ms;	/* RS_OFF: none */
 	uint32_t write_timeout_ms;	/* RS_OFF: none */
+	/* SPEC 13: the timeouts that are `auto` (enum rs_auto_bit); each
+	   such *_timeout_ms holds auto_timeout.max_ms, the value before
+	   anything is learned and the bound of every learned one.  Beside
+	   the timeouts, which every timed read loads: one cache line. */
+	uint32_t auto_mask;
 	uint32_t connect_budget_ms;	/* all attempts and waits; RS_OFF */
 	unsigned attempts;		/* 1 .. 10, the first included */
 	unsigned retry_on;		/* enum rs_class bits */
@@ -105,11 +110,7 @@ struct rs_settings {
 					   next address; 0 (off) */
 	/* SPEC 10: the header outbound requests carry the deadline in; "" off */
 	char deadline_header[RS_HEADER_NAME_MAX];
-	/* SPEC 13: the timeouts that are `auto` (enum rs_auto_bit); each
-	   such *_timeout_ms holds auto_timeout.max_ms, the value before
-	   anything is learned and the bound of every learned one. */
-	uint32_t auto_mask;
-	struct rs_auto_timeout auto_timeout;
+	struct rs_auto_timeout auto_timeout;	/* SPEC 13 */
 };
 
 enum rs_match_kind {

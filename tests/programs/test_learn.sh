@@ -63,8 +63,13 @@ within() {	# VALUE LOW HIGH
 	awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }'
 }
 
-# 1. Four processes learn; the clients measure.
+# 1. Four processes learn; the clients measure.  A fifth holds a
+# connection made before anything was learned (its kernel timer set from
+# max), to stall on it afterwards (3.).
 policy "$dir/auto.yaml" auto 2s 10m
+client "$dir/auto.yaml" hold "$dir/go" >"$dir/held" &
+holder=$!
+sleep 0.3
 pids=""
 for i in 1 2 3 4; do
 	client "$dir/auto.yaml" 150 >"$dir/c$i" &
@@ -109,6 +114,18 @@ else
 	fail "stall after learning timed out at $t ms, want ~$want ms"
 fi
 
+# 2b. The connection made before learning takes the learned value too.
+touch "$dir/go"
+wait "$holder"
+out=$(cat "$dir/held")
+t=$(echo "$out" | awk '{ print $2 }')
+if within "$t" "$(awk -v w="$want" 'BEGIN { print w * 0.9 }')" \
+    "$(awk -v w="$want" -v s="$slack" 'BEGIN { print w * 1.1 + 30 + s }')"; then
+	ok "stall on a connection older than the learning: $t ms"
+else
+	fail "stall on a connection older than the learning: $out, want ~$want ms"
+fi
+
 # 3. explain and suggest show the same value.
 "$CLI" explain --policy "$dir/auto.yaml" "127.0.0.1:$port" >"$dir/explain"
 shown=$(awk '$1 == "read_timeout" { print $4 }' "$dir/explain")
@@ -144,7 +161,11 @@ policy "$dir/fixed.yaml" 5s 30s 2s
 client "$dir/fixed.yaml" 60 >/dev/null
 "$CLI" stats --policy "$dir/fixed.yaml" >"$dir/stats2"
 n=$(awk '$1 == "read" { print $2 }' "$dir/stats2")
-[ "${n:-0}" -ge 60 ] || fail "read_timeout 5s learned ${n:-no} samples of 60"
+# Weighed by age (the 2 s epochs may turn meanwhile), and all counted.
+[ "${n:-0}" -ge 30 ] || fail "read_timeout 5s learned ${n:-no} samples of 60"
+c=$("$CLI" stats --policy "$dir/fixed.yaml" --format prometheus |
+	awk '/^resolute_read_wait_seconds_count/ { print $2 }')
+[ "$c" = 60 ] || fail "read_timeout 5s: _count $c, not 60"
 sleep 4.2
 "$CLI" stats --policy "$dir/fixed.yaml" >"$dir/stats3"
 n2=$(awk '$1 == "read" { print $2 }' "$dir/stats3")
