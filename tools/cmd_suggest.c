@@ -288,6 +288,8 @@ int rs_cmd_suggest(int argc, char **argv)
 
 	if (rc)
 		return rc;
+	if (!path && getenv("RESOLUTE_POLICY") && *getenv("RESOLUTE_POLICY"))
+		path = getenv("RESOLUTE_POLICY");
 	if (!path && access("/etc/resolute/policy.yaml", R_OK) == 0)
 		path = "/etc/resolute/policy.yaml";
 	if ((path ? rs_cli_load_policy(path, &p) : rs_cli_load_builtin(&p)) ||
