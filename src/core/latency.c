@@ -83,27 +83,28 @@ static double half_pow(double f)
 	return sum;
 }
 
-static unsigned le_index(uint64_t us)
+uint64_t rs_lat_epoch(int64_t now_ms, uint32_t half_life_ms)
 {
-	unsigned i = 0;
-
-	while (i < RS_LAT_LE && us > rs_lat_le_us[i])
-		i++;
-	return i;
+	return (uint64_t)(now_ms / (half_life_ms ? half_life_ms : 1)) + 1;
 }
 
 bool rs_lat_record(struct rs_lat *h, uint64_t us, int64_t now_ms,
     uint32_t half_life_ms)
 {
-	uint64_t e = (uint64_t)(now_ms / (half_life_ms ? half_life_ms : 1)) + 1;
+	return rs_lat_add(h, us, rs_lat_epoch(now_ms, half_life_ms));
+}
+
+bool rs_lat_add(struct rs_lat *h, uint64_t us, uint64_t e)
+{
 	struct rs_lat_gen *g = &h->gen[e % RS_LAT_GENS];
 	uint64_t ep = __atomic_load_n(&g->epoch, __ATOMIC_ACQUIRE);
+	unsigned b = rs_lat_bucket(us);
 
 	__atomic_fetch_add(&h->sum_us, us, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&h->le[le_index(us)], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&h->all[b], 1, __ATOMIC_RELAXED);
 	if (ep != e && !turn(g, ep, e))
 		return false;
-	__atomic_fetch_add(&g->count[rs_lat_bucket(us)], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&g->count[b], 1, __ATOMIC_RELAXED);
 	return true;
 }
 
@@ -219,11 +220,15 @@ double rs_lat_quantile(const struct rs_lat_view *v, double q)
 void rs_lat_cumulative(const struct rs_lat *h, uint64_t le[RS_LAT_LE + 1])
 {
 	uint64_t acc = 0;
+	unsigned i = 0;
 
-	for (unsigned i = 0; i <= RS_LAT_LE; i++) {
-		acc += __atomic_load_n(&h->le[i], __ATOMIC_RELAXED);
-		le[i] = acc;
+	for (unsigned b = 0; b < RS_LAT_BUCKETS; b++) {
+		while (i < RS_LAT_LE && rs_lat_bucket_mid(b) > rs_lat_le_us[i])
+			le[i++] = acc;
+		acc += __atomic_load_n(&h->all[b], __ATOMIC_RELAXED);
 	}
+	while (i <= RS_LAT_LE)
+		le[i++] = acc;
 }
 
 uint32_t rs_lat_auto_ms(const struct rs_lat_view *v, double multiplier,

@@ -17,8 +17,10 @@
  * there is no lock and nothing a killed process can leave held: at worst a
  * generation stays busy until the next time its slot turns (two epochs),
  * and a few samples are lost around a turn.  Counts are 32-bit atomic
- * adds; Prometheus' cumulative buckets (RS_LAT_LE boundaries) and sum
- * never decay.  No allocation, no system call, no clock: callers pass the
+ * adds.  All samples ever are counted too, per bucket (64-bit) with their
+ * sum, for Prometheus, whose buckets and sum must never decay; its
+ * RS_LAT_LE boundaries are read from those buckets, a bucket counting
+ * below a boundary when its middle is (so to 1.6%, as the quantiles).  No allocation, no system call, no clock: callers pass the
  * time (monotonic ms).  Thread- and process-safe.
  */
 #ifndef RS_LATENCY_H
@@ -41,7 +43,7 @@ struct rs_lat_gen {
 
 struct rs_lat {
 	uint64_t sum_us;			/* all samples ever */
-	uint64_t le[RS_LAT_LE + 1];		/* per boundary, not cumulative */
+	uint64_t all[RS_LAT_BUCKETS];		/* all samples ever */
 	struct rs_lat_gen gen[RS_LAT_GENS];
 };
 
@@ -69,6 +71,11 @@ double rs_lat_bucket_mid(unsigned b);
  */
 bool rs_lat_record(struct rs_lat *h, uint64_t us, int64_t now_ms,
     uint32_t half_life_ms);
+
+/* The epoch of monotonic time now_ms (see above), and rs_lat_record()
+   with it, for a caller that keeps the epoch rather than divide. */
+uint64_t rs_lat_epoch(int64_t now_ms, uint32_t half_life_ms);
+bool rs_lat_add(struct rs_lat *h, uint64_t us, uint64_t epoch);
 
 /* Fills v with h's weighted counts at now_ms (see above).  h may be
    read-only and written meanwhile. */

@@ -12,8 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hot.h"
 #include "latency.h"
 #include "machine.h"
+
+#define RS_COLD __attribute__((cold, noinline))
 
 struct cache {
 	uint32_t value_ms;		/* 0: not computed yet */
@@ -21,22 +24,28 @@ struct cache {
 	int64_t until_ms;		/* and the time of it */
 };
 
+/*
+ * A rule's state in this process: its entry in the segment, the current
+ * epoch of its histograms and when that ends (so that a sample needs no
+ * division), and the cache of its `auto` values.  Written by any thread:
+ * each field is an atomic word, and racing writers store the same values.
+ */
+struct rule_state {
+	struct rs_shm_learn *entry;	/* NULL: not looked up yet */
+	uint64_t epoch;
+	int64_t epoch_end_ms;		/* 0: no epoch yet */
+	struct cache caches[RS_LEARN_KINDS];
+};
+
 static const struct rs_policy *policy;
-static struct cache (*caches)[RS_LEARN_KINDS];
-static struct rs_shm_learn **entries;
+static struct rule_state *states;
 static struct rs_shm_learn no_room;
 
 int rs_learn_init(const struct rs_policy *p)
 {
-	entries = calloc(p->nrules + 1, sizeof(*entries));
-	caches = calloc(p->nrules + 1, sizeof(*caches));
-	if (!entries || !caches) {
-		free(entries);
-		free(caches);
-		entries = NULL;
-		caches = NULL;
+	states = calloc(p->nrules + 1, sizeof(*states));
+	if (!states)
 		return -12; /* -ENOMEM */
-	}
 	policy = p;
 	return 0;
 }
@@ -46,42 +55,81 @@ static size_t index_of(const struct rs_rule *rule)
 	return rule ? (size_t)(rule - policy->rules) + 1 : 0;
 }
 
-/* Returns rule i's entry in the segment, or NULL; found once. */
-static struct rs_shm_learn *entry_of(size_t i, const struct rs_rule *rule,
-    const struct rs_settings *s)
+/* Looks up (once) a rule's entry in the segment: mapped on first use. */
+static RS_COLD struct rs_shm_learn *find_entry(struct rule_state *st,
+    const struct rs_rule *rule, const struct rs_settings *s)
 {
-	struct rs_shm_learn *l = __atomic_load_n(&entries[i],
-	    __ATOMIC_ACQUIRE);
-	struct rs_shm_table *t;
+	struct rs_shm_table *t = rs_machine_table(policy);
+	struct rs_shm_learn *l = t ? rs_shm_learn(t, rule, s, true) : NULL;
 
-	if (l)
-		return l == &no_room ? NULL : l;
-	t = rs_machine_table(policy);
-	if (!t)
-		return NULL;
-	l = rs_shm_learn(t, rule, s, true);
-	__atomic_store_n(&entries[i], l ? l : &no_room, __ATOMIC_RELEASE);
+	if (t)
+		__atomic_store_n(&st->entry, l ? l : &no_room,
+		    __ATOMIC_RELEASE);
 	return l;
+}
+
+/* Returns a rule's entry in the segment, or NULL. */
+static inline struct rs_shm_learn *entry_of(struct rule_state *st,
+    const struct rs_rule *rule, const struct rs_settings *s)
+{
+	struct rs_shm_learn *l = __atomic_load_n(&st->entry,
+	    __ATOMIC_ACQUIRE);
+
+	if (__builtin_expect(l != NULL, 1))
+		return l == &no_room ? NULL : l;
+	return find_entry(st, rule, s);
+}
+
+/* The epoch of now_ms, divided out once per epoch. */
+static inline uint64_t epoch_of(struct rule_state *st, int64_t now_ms,
+    uint32_t half_life_ms)
+{
+	uint64_t e;
+
+	if (__builtin_expect(now_ms < __atomic_load_n(&st->epoch_end_ms,
+	    __ATOMIC_RELAXED), 1))
+		return __atomic_load_n(&st->epoch, __ATOMIC_RELAXED);
+	e = rs_lat_epoch(now_ms, half_life_ms);
+	__atomic_store_n(&st->epoch, e, __ATOMIC_RELAXED);
+	__atomic_store_n(&st->epoch_end_ms, (int64_t)e * half_life_ms,
+	    __ATOMIC_RELAXED);
+	return e;
+}
+
+static inline void record(const struct rs_rule *rule,
+    const struct rs_settings *s, enum rs_learn_kind k, uint64_t us,
+    int64_t now_ms)
+{
+	struct rule_state *st;
+	struct rs_shm_learn *l;
+
+	if (!states)
+		return;
+	st = &states[index_of(rule)];
+	if (!(l = entry_of(st, rule, s)))
+		return;
+	rs_lat_add(&l->hist[k], us, epoch_of(st, now_ms,
+	    s->auto_timeout.half_life_ms));
+	struct cache *c = &st->caches[k];
+	uint32_t left = __atomic_load_n(&c->left, __ATOMIC_RELAXED);
+
+	if (left)
+		__atomic_store_n(&c->left, left - 1, __ATOMIC_RELAXED);
 }
 
 void rs_learn_record(const struct rs_rule *rule, const struct rs_settings *s,
     enum rs_learn_kind k, int64_t us, int64_t now_ms)
 {
-	struct rs_shm_learn *l;
-	size_t i;
+	if (us >= 0)
+		record(rule, s, k, (uint64_t)us, now_ms);
+}
 
-	if (!caches || us < 0)
-		return;
-	i = index_of(rule);
-	if (!(l = entry_of(i, rule, s)))
-		return;
-	rs_lat_record(&l->hist[k], (uint64_t)us, now_ms,
-	    s->auto_timeout.half_life_ms);
-	struct cache *c = &caches[i][k];
-	uint32_t left = __atomic_load_n(&c->left, __ATOMIC_RELAXED);
-
-	if (left)
-		__atomic_store_n(&c->left, left - 1, __ATOMIC_RELAXED);
+RS_HOT void rs_learn_wait(const struct rs_rule *rule,
+    const struct rs_settings *s, enum rs_learn_kind k, int64_t ms,
+    int64_t now_ms)
+{
+	if (__builtin_expect(ms >= 0, 1))
+		record(rule, s, k, (uint64_t)ms * 1000, now_ms);
 }
 
 /* Computes `auto` of kind k from l (NULL: nothing learned). */
@@ -111,19 +159,19 @@ uint32_t rs_learn_auto_ms(const struct rs_rule *rule,
     const struct rs_settings *s, enum rs_learn_kind k, int64_t now_ms)
 {
 	double q, total;
+	struct rule_state *st;
 	struct cache *c;
 	uint32_t v;
-	size_t i;
 
-	if (!caches)
+	if (!states)
 		return s->auto_timeout.max_ms;
-	i = index_of(rule);
-	c = &caches[i][k];
+	st = &states[index_of(rule)];
+	c = &st->caches[k];
 	v = __atomic_load_n(&c->value_ms, __ATOMIC_RELAXED);
 	if (v && __atomic_load_n(&c->left, __ATOMIC_RELAXED) &&
 	    now_ms < __atomic_load_n(&c->until_ms, __ATOMIC_RELAXED))
 		return v;
-	v = compute(entry_of(i, rule, s), s, k, now_ms, &q, &total);
+	v = compute(entry_of(st, rule, s), s, k, now_ms, &q, &total);
 	__atomic_store_n(&c->left, RS_LEARN_REFRESH_SAMPLES,
 	    __ATOMIC_RELAXED);
 	__atomic_store_n(&c->until_ms, now_ms + RS_LEARN_REFRESH_MS,

@@ -20,7 +20,7 @@
 #include "policy.h"
 #include "shm.h"
 
-#define RS_LEARN_REFRESH_SAMPLES 256
+#define RS_LEARN_REFRESH_SAMPLES 4096
 #define RS_LEARN_REFRESH_MS 1000
 
 /* Prepares the cache for policy p (start-up).  Returns 0 or -ENOMEM
@@ -33,6 +33,11 @@ int rs_learn_init(const struct rs_policy *p);
  */
 void rs_learn_record(const struct rs_rule *rule, const struct rs_settings *s,
     enum rs_learn_kind k, int64_t us, int64_t now_ms);
+
+/* rs_learn_record() of a wait of ms milliseconds (the read and write
+   paths' stamps are ms): the one call a sample makes there. */
+void rs_learn_wait(const struct rs_rule *rule, const struct rs_settings *s,
+    enum rs_learn_kind k, int64_t ms, int64_t now_ms);
 
 /* The value `auto` of kind k stands for now, in ms (see above). */
 uint32_t rs_learn_auto_ms(const struct rs_rule *rule,

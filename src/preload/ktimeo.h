@@ -126,14 +126,17 @@ static inline __attribute__((always_inline)) bool rs_ktimeo_steady_entry(
 	    !(flags & (MSG_DONTWAIT | MSG_PEEK | MSG_WAITALL |
 		RS_IO_OUT_OF_STREAM)) &&
 	    rs_fd_state(e) == RS_FD_CONNECTED &&
-	    e->settings->read_timeout_ms != RS_OFF && !rs_ktimeo_stale(e);
+	    e->settings->read_timeout_ms != RS_OFF;
 }
 
+/* Also whether the kernel's timer is the one an `auto` read_timeout
+   stands for now: asked here, in the steady functions, and not in the
+   entry's test, which the exported names make for every descriptor. */
 static inline __attribute__((always_inline)) bool rs_ktimeo_steady_now(
     const struct rs_fd *e)
 {
 	return rs_clock_coarse_ms() - rs_fd_last_activity(e) <=
-	    RS_KTIMEO_SLACK_MS;
+	    RS_KTIMEO_SLACK_MS && !rs_ktimeo_stale(e);
 }
 
 static inline __attribute__((always_inline)) bool rs_ktimeo_steady(

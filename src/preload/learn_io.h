@@ -28,8 +28,8 @@ static inline void rs_learn_touch_in(struct rs_fd *e, int64_t now)
 
 	rs_fd_touch(e, now);
 	if (e->settings->read_timeout_ms != RS_OFF)
-		rs_learn_record(e->rule, e->settings, RS_LEARN_READ,
-		    (now - last) * 1000, now);
+		rs_learn_wait(e->rule, e->settings, RS_LEARN_READ, now - last,
+		    now);
 }
 
 /* Stamps activity at now after a write that had to wait for room; the
@@ -40,8 +40,8 @@ static inline void rs_learn_touch_out(struct rs_fd *e, int64_t now)
 
 	rs_fd_touch(e, now);
 	if (e->settings->write_timeout_ms != RS_OFF)
-		rs_learn_record(e->rule, e->settings, RS_LEARN_WRITE,
-		    (now - last) * 1000, now);
+		rs_learn_wait(e->rule, e->settings, RS_LEARN_WRITE, now - last,
+		    now);
 }
 
 /* rs_io_touched() of a read: records the activity when r bytes came. */
