@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """A client of lognormal_server.py that times its own requests.
 
 latency_client.py PORT N: makes N requests on one connection and prints

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """A line server whose answers are delayed by a known distribution.
 
 lognormal_server.py PORTFILE [MEDIAN_MS] [SIGMA]: listens on 127.0.0.1,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_learn.sh - learned latency and `auto` timeouts (SPEC 13) with real
 # processes: a server whose answers are delayed log-normally (median
 # 10 ms, lognormal_server.py), four client processes of 150 requests each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_latency.c - the learned-latency histogram: bucket error bound from
  * 10 us to 1 h, quantiles against a sorted reference (random, log-normal
