@@ -486,8 +486,17 @@ static void wait_cell(const struct rs_settings *s, unsigned k, char *buf,
  * wait is its longest.  The library starts no wait that would end after
  * connect_budget and cuts an attempt at it, failing with ETIMEDOUT.
  */
-static void print_schedule(const struct rs_settings *s)
+static void print_schedule(const struct rs_policy *p, const struct rs_rule *r,
+    const struct rs_settings *orig)
 {
+	/* An `auto` connect_timeout: the schedule of the value it stands
+	   for now. */
+	struct rs_settings eff = *orig;
+	const struct rs_settings *s = &eff;
+
+	if (orig->auto_mask & RS_AUTO_CONNECT)
+		eff.connect_timeout_ms = rs_cli_auto_ms(p, r, orig,
+		    RS_LEARN_CONNECT);
 	uint64_t at = 0, budget = s->connect_budget_ms;
 	char k_s[16], n_s[16], t[32], w[80], total[32], b[32];
 	uint32_t hi = 0;
@@ -585,7 +594,7 @@ int rs_cmd_explain(int argc, char **argv)
 		print_budget(r, s);
 		rs_cli_budget_live(p, r, s);
 		rs_cli_explain_http(r, s);
-		print_schedule(s);
+		print_schedule(p, r, s);
 		rs_cli_explain_failover(sp.host, s);
 		if (sp.host[0])
 			rs_cli_explain_dns(s);

@@ -76,6 +76,18 @@ void rs_cli_auto_text(const struct rs_shm_learn *l, enum rs_learn_kind k,
 	    ", at min" : "");
 }
 
+uint32_t rs_cli_auto_ms(const struct rs_policy *p, const struct rs_rule *r,
+    const struct rs_settings *s, enum rs_learn_kind k)
+{
+	struct rs_shm_table *t = rs_cli_learn_table(p);
+	struct rs_learn_stat st;
+
+	rs_learn_stat(t ? rs_shm_learn(t, r, s, false) : NULL, k, s,
+	    rs_clock_now_ms(), &st);
+	rs_shm_detach(t);
+	return st.auto_ms;
+}
+
 /* One histogram's line of the text report. */
 static void text_kind(FILE *f, const struct rs_shm_learn *l,
     enum rs_learn_kind k, const struct rs_settings *s, int64_t now)

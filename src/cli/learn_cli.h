@@ -31,6 +31,11 @@ struct rs_shm_table *rs_cli_learn_table(const struct rs_policy *p);
 void rs_cli_auto_text(const struct rs_shm_learn *l, enum rs_learn_kind k,
     const struct rs_settings *s, char *buf, size_t len);
 
+/* What `auto` of kind k under rule r (NULL: the defaults) with settings
+   s of policy p stands for now, in ms. */
+uint32_t rs_cli_auto_ms(const struct rs_policy *p, const struct rs_rule *r,
+    const struct rs_settings *s, enum rs_learn_kind k);
+
 /* stats: the learned section of one segment, in text. */
 void rs_cli_learn_text(FILE *f, const struct rs_shm_table *t);
 

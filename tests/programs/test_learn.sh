@@ -41,6 +41,7 @@ policy() {	# FILE READ_TIMEOUT MAX HALF_LIFE
 	cat >"$1" <<-YAML
 	version: 1
 	defaults:
+	  connect_timeout: auto
 	  read_timeout: $2
 	  auto_timeout:
 	    multiplier: 3
@@ -82,6 +83,9 @@ measured=$(cat "$dir"/c* | p99)
 learned=$(awk '$1 == "read" { for (i = 1; i < NF; i++) if ($i == "p99") print $(i + 1) }' "$dir/stats")
 samples=$(awk '$1 == "read" { print $2 }' "$dir/stats")
 [ "${samples:-0}" -ge 600 ] || fail "600 requests, $samples samples"
+# connect_timeout: auto learns connects: the five clients' own.
+cs=$(awk '$1 == "connect" { print $2 }' "$dir/stats")
+[ "${cs:-0}" -ge 5 ] || fail "5 connects, ${cs:-no} connect samples"
 lo=$(awk -v m="$measured" 'BEGIN { print m * 0.75 }')
 hi=$(awk -v m="$measured" 'BEGIN { print m * 1.25 }')
 if within "$learned" "$lo" "$hi"; then
@@ -135,6 +139,8 @@ within "$shown" "$(awk -v w="$want" 'BEGIN { print w - 3 }')" \
 	fail "explain shows $shown ms, want $want: $(grep read_timeout "$dir/explain")"
 grep -q "read_timeout.*auto = .* (3 x p99 .* samples)" "$dir/explain" ||
 	fail "explain: $(grep read_timeout "$dir/explain")"
+grep -q "connect_timeout.*auto = 2000 ms (max: .* of 200 samples learned)" "$dir/explain" ||
+	fail "explain: $(grep connect_timeout "$dir/explain")"
 "$CLI" suggest --policy "$dir/auto.yaml" >"$dir/suggested.yaml" || fail "suggest failed"
 "$CLI" check "$dir/suggested.yaml" >/dev/null || fail "suggest's output fails check"
 sv=$(awk '$1 == "read_timeout:" { print $2 }' "$dir/suggested.yaml")
@@ -143,7 +149,7 @@ within "$sv" "$want" "$(awk -v w="$want" 'BEGIN { print w * 1.1 + 1 }')" ||
 	fail "suggest: read_timeout $sv ms, want >= $want"
 grep -q "read_timeout: .*# resolute suggest: 3 x p99 .* samples since" "$dir/suggested.yaml" ||
 	fail "suggest's evidence: $(grep read_timeout "$dir/suggested.yaml")"
-grep -q "connect_timeout: 3s  # resolute suggest: kept; .* more needed" "$dir/suggested.yaml" ||
+grep -q "connect_timeout: auto  # resolute suggest: kept; .* more needed" "$dir/suggested.yaml" ||
 	fail "suggest kept connect_timeout: $(grep connect_timeout "$dir/suggested.yaml")"
 ok "explain $shown ms, suggest $sv ms"
 
