@@ -386,7 +386,6 @@ static void print_settings(const struct rs_policy *p, const struct rs_rule *r,
     const struct rs_settings *s)
 {
 	struct rs_shm_table *t = s->auto_mask ? rs_cli_learn_table(p) : NULL;
-	const struct rs_auto_timeout *a = &s->auto_timeout;
 	char buf[96];
 
 	printf("\nsettings:\n");
@@ -397,18 +396,11 @@ static void print_settings(const struct rs_policy *p, const struct rs_rule *r,
 	setting_timeout(r, RS_KEY_WRITE_TIMEOUT, "write_timeout",
 	    s->write_timeout_ms, s, RS_LEARN_WRITE, t);
 	rs_shm_detach(t);
-	if (s->auto_mask) {
-		char lo[32], hi[32], hl[32];
-
-		snprintf(buf, sizeof(buf), "%g x p%g, %s..%s, %u samples, "
-		    "half-life %s", a->multiplier, a->quantile * 100,
-		    dur(a->min_ms, lo, sizeof(lo)),
-		    dur(a->max_ms, hi, sizeof(hi)), (unsigned)a->samples,
-		    dur(a->half_life_ms, hl, sizeof(hl)));
+	if (s->auto_mask)
 		setting(r, RS_KEY_AUTO_MULTIPLIER | RS_KEY_AUTO_QUANTILE |
 		    RS_KEY_AUTO_MIN | RS_KEY_AUTO_MAX | RS_KEY_AUTO_SAMPLES |
-		    RS_KEY_AUTO_HALF_LIFE, "auto_timeout", buf);
-	}
+		    RS_KEY_AUTO_HALF_LIFE, "auto_timeout",
+		    rs_cli_auto_settings(s, buf, sizeof(buf)));
 	setting_num(r, RS_KEY_ATTEMPTS, "attempts", s->attempts);
 	classes(s->retry_on, buf, sizeof(buf));
 	setting(r, RS_KEY_RETRY_ON, "retry_on", buf);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "duration.h"
 #include "export.h"
 #include "learn.h"
 
@@ -86,6 +87,21 @@ uint32_t rs_cli_auto_ms(const struct rs_policy *p, const struct rs_rule *r,
 	    rs_clock_now_ms(), &st);
 	rs_shm_detach(t);
 	return st.auto_ms;
+}
+
+char *rs_cli_auto_settings(const struct rs_settings *s, char *buf,
+    size_t len)
+{
+	const struct rs_auto_timeout *a = &s->auto_timeout;
+	char lo[32], hi[32], hl[32];
+
+	snprintf(buf, len, "%g x p%g, %s..%s, %u samples, half-life %s",
+	    a->multiplier, a->quantile * 100,
+	    rs_duration_format(a->min_ms, lo, sizeof(lo)),
+	    rs_duration_format(a->max_ms, hi, sizeof(hi)),
+	    (unsigned)a->samples,
+	    rs_duration_format(a->half_life_ms, hl, sizeof(hl)));
+	return buf;
 }
 
 /* One histogram's line of the text report. */

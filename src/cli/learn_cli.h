@@ -36,6 +36,11 @@ void rs_cli_auto_text(const struct rs_shm_learn *l, enum rs_learn_kind k,
 uint32_t rs_cli_auto_ms(const struct rs_policy *p, const struct rs_rule *r,
     const struct rs_settings *s, enum rs_learn_kind k);
 
+/* Formats s's auto_timeout ("3 x p99, 100ms..30s, 200 samples,
+   half-life 10m"); returns buf. */
+char *rs_cli_auto_settings(const struct rs_settings *s, char *buf,
+    size_t len);
+
 /* stats: the learned section of one segment, in text. */
 void rs_cli_learn_text(FILE *f, const struct rs_shm_table *t);
 
