@@ -110,21 +110,10 @@ static void insert(struct text *t, size_t at, char *text)
 /* ms rounded up to two significant digits, as a policy duration. */
 static void round_up(double ms, char *buf, size_t len)
 {
-	double scale = 1;
-	uint64_t v;
+	uint32_t v = rs_learn_round_ms(ms);
 
-	if (ms < 1)
-		ms = 1;
-	while (ms / scale >= 100)
-		scale *= 10;
-	v = (uint64_t)(ms / scale);
-	if ((double)v * scale < ms)
-		v++;
-	v *= (uint64_t)scale;
-	if (v > 86400000)
-		v = 86400000;
 	if (v < 1000)
-		snprintf(buf, len, "%llums", (unsigned long long)v);
+		snprintf(buf, len, "%ums", (unsigned)v);
 	else
 		snprintf(buf, len, "%gs", (double)v / 1000);
 }

@@ -4,7 +4,7 @@
  * timeouts are auto, that each holds auto_timeout.max until learned, that
  * a host rule inherits and overrides both, and the defaults of
  * auto_timeout; then the learned value as a new process sees it, from a
- * segment-shaped entry filled by hand.
+ * segment-shaped entry filled by hand; suggest's rounding.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -99,9 +99,27 @@ static void test_auto_value(void **state)
 	rs_policy_free(p);
 }
 
+/* suggest's rounding: up, to two significant digits, in whole ms. */
+static void test_round(void **state)
+{
+	static const struct {
+		double in;
+		uint32_t out;
+	} rows[] = {
+		{ 0, 1 }, { 0.2, 1 }, { 2.1, 3 }, { 9.3, 10 }, { 99.1, 100 },
+		{ 100, 100 }, { 101, 110 }, { 105.9, 110 }, { 1234, 1300 },
+		{ 1200, 1200 }, { 45001, 46000 }, { 1e12, 86400000 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		assert_int_equal(rs_learn_round_ms(rows[i].in), rows[i].out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round),
 		cmocka_unit_test(test_auto_keys),
 		cmocka_unit_test(test_auto_value),
 	};

@@ -181,6 +181,23 @@ uint32_t rs_learn_auto_ms(const struct rs_rule *rule,
 	return v;
 }
 
+uint32_t rs_learn_round_ms(double ms)
+{
+	double scale = 1;
+	uint64_t v;
+
+	if (!(ms >= 1))
+		return 1;
+	if (ms >= 86400000)
+		return 86400000;
+	while (ms / scale >= 100)
+		scale *= 10;
+	v = (uint64_t)(ms / scale);
+	if ((double)v * scale < ms)
+		v++;
+	return (uint32_t)(v * (uint64_t)scale);
+}
+
 void rs_learn_stat(const struct rs_shm_learn *l, enum rs_learn_kind k,
     const struct rs_settings *s, int64_t now_ms, struct rs_learn_stat *st)
 {

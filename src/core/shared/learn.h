@@ -57,6 +57,12 @@ static inline uint32_t rs_learn_timeout_ms(const struct rs_rule *rule,
 	return rs_learn_auto_ms(rule, s, k, now_ms);
 }
 
+/*
+ * Returns ms rounded up to two significant digits, in whole ms (at least
+ * 1, at most a day): what `resolute suggest` writes for multiplier x p99.
+ */
+uint32_t rs_learn_round_ms(double ms);
+
 /* What one histogram says now, for `resolute stats`, explain, suggest. */
 struct rs_learn_stat {
 	double samples;			/* weighted by decay */
