@@ -278,8 +278,8 @@ def resources(procs, shm):
         "rows (after the first quarter: %d files, %d bytes; at the end: "
         "%d files, %d bytes)" % (files, size, rules, at_q[1], at_q[2],
                                  shm[-1][1], shm[-1][2]))
-    check(files <= 2 and size <= 1 << 20 and 0 <= rules <= 8,
-          "shared segments bounded (<= 2 files, 1 MiB, 8 rule rows)")
+    check(files <= 2 and size <= 8 << 20 and 0 <= rules <= 8,
+          "shared segments bounded (<= 2 files, 8 MiB, 8 rule rows)")
     check(shm[-1][1:3] == at_q[1:3],
           "no segment added or grown after the first quarter")
 
