@@ -16,7 +16,7 @@ checks fails:
   - every long-lived process under the library flat from the first quarter
     on: the least-squares growth of descriptors, epoll records and RSS over
     the rest of the run within BOUNDS;
-  - shared segments: at most 2 files, 1 MiB, 8 rule rows, none added after
+  - shared segments: at most 2 files, 8 MiB, 8 rule rows, none added after
     the first quarter;
   - log lines per fault window at most 12 per operation of the window
     plus 200 (no storm);
