@@ -33,7 +33,7 @@ Q = $(if $(V),,@)
 # table and the engines.  Core is compiled with -Isrc/core alone, so that it
 # cannot include a preload header; `make lint` checks symbols too.
 SRC_CORE    := $(sort $(wildcard src/core/*.c))
-SRC_PRELOAD := $(sort $(wildcard src/preload/*.c))
+SRC_PRELOAD := $(sort $(wildcard src/preload/*.c src/preload/tls/*.c))
 # The HTTP tracker (src/core/http.c) is linked with llhttp into one object
 # whose llhttp symbols are renamed, see $(B)/obj/core/http_llhttp.o below.
 OBJ_CORE    := $(patsubst src/%.c,$(B)/obj/%.o,$(filter-out src/core/http.c,$(SRC_CORE))) \
@@ -45,7 +45,7 @@ OBJ_LIB     := $(OBJ_CORE) $(OBJ_PRELOAD)
 LLHTTP_SRC  ?= /usr/share/llhttp
 LLHTTP_INC  ?= /usr/share/include/llhttp
 INC_CORE    := -Isrc/core -I$(LLHTTP_INC)
-INC_PRELOAD := -Isrc/core -Isrc/preload -I$(LLHTTP_INC)
+INC_PRELOAD := -Isrc/core -Isrc/preload -Isrc/preload/tls -I$(LLHTTP_INC)
 
 CLI_SRC   := $(sort $(wildcard tools/*.c))
 CLI_OBJ   := $(patsubst tools/%.c,$(B)/obj/tools/%.o,$(CLI_SRC))

@@ -117,6 +117,9 @@ RS_HOT void rs_httpconn_connecting(int fd, const struct rs_fd *e)
 {
 	struct rs_httpconn *c;
 
+	if (e && e->settings->http.enabled &&
+	    !(rs_runtime_rare_get() & RS_RARE_HTTPRULE))
+		rs_runtime_rare_set(RS_RARE_HTTPRULE);
 	if (!e || !e->settings->deadline_header[0] || rs_httpconn_get(fd))
 		return;
 	if ((c = claim(fd)))

@@ -29,12 +29,39 @@
 
 #include "fdtable.h"
 #include "http_retry.h"
+#include "log.h"
 
 /* How much of a response head the engine can look at (bigger: shown). */
 #define RS_HCONN_PEEK 16384
 
+struct rs_hconn;
+
+/*
+ * Where the engine's own reads and writes of a connection go when they
+ * are not the socket's: the plaintext of the program's TLS session
+ * (tls/tlstx.h).  Each call follows libc's convention (-1 and errno,
+ * EAGAIN when it would block, 0 at the end of the stream); none blocks
+ * unless block is given.  One engine, two byte sources: the HTTP logic
+ * never knows which it is fed from.
+ */
+struct rs_htx {
+	/* The response so far, from its first byte not yet read (MSG_PEEK). */
+	ssize_t (*peek)(struct rs_hconn *h, int fd, char *buf, size_t cap,
+	    bool block);
+	/* Consumes up to cap bytes of it (a drain). */
+	ssize_t (*recv)(struct rs_hconn *h, int fd, char *buf, size_t cap);
+	/* Sends p[0..n) or part of it. */
+	ssize_t (*send)(struct rs_hconn *h, int fd, const char *p, size_t n);
+	/* Whether bytes wait that a poll of fd would not report. */
+	bool (*ready)(const struct rs_hconn *h);
+	/* After a reconnect on fd: the session anew (-errno on failure). */
+	int (*renew)(struct rs_hconn *h, struct rs_fd *e, int fd);
+};
+
 struct rs_hconn {
 	struct rs_hr m;
+	const struct rs_htx *tx;	/* NULL: the socket's own bytes */
+	void *tx_ctx;			/* the transport's, for this one */
 	uint32_t prev_wait_ms;		/* decorrelated jitter */
 	int busy;			/* HCONN_IDLE, _HELD, _DROPPED (atomic) */
 	uint32_t fd_gen;		/* the entry's generation when entered */
@@ -60,6 +87,16 @@ struct rs_hconn {
  * rs_hconn_leave().
  */
 struct rs_hconn *rs_hconn_enter(struct rs_fd *e);
+
+/*
+ * Enters the engine for e as a connection fed by transport tx (ctx: its
+ * own state): as rs_hconn_enter(), but the state is made (or one that the
+ * socket's bytes had made is started afresh) with tx, and only a state of
+ * that transport and ctx is returned.  The socket's own calls on such a
+ * connection go the plain way (rs_hconn_enter() returns NULL for them).
+ */
+struct rs_hconn *rs_hconn_enter_tx(struct rs_fd *e, const struct rs_htx *tx,
+    void *ctx);
 void rs_hconn_leave(struct rs_fd *e, struct rs_hconn *h);
 
 /*
@@ -127,6 +164,13 @@ int64_t rs_hconn_allow(struct rs_fd *e, struct rs_hconn *h);
  * longer managed afterwards the state is orphaned (freed on leave).
  */
 int rs_hconn_reconnect(struct rs_fd *e, int fd, bool block);
+
+/*
+ * Logs the judged response of h at level: a retry after wait_ms, or
+ * (wait_ms < 0) a give-up; outcome ends the line (httplog.c).
+ */
+void rs_hconn_log(const struct rs_fd *e, const struct rs_hconn *h,
+    enum rs_log_level level, int64_t wait_ms, const char *outcome);
 
 /* A SHOW verdict: logs a give-up when the status was a retried one. */
 void rs_hconn_shown(const struct rs_fd *e, struct rs_hconn *h);

@@ -1,0 +1,136 @@
+/*
+ * interpose_ssl.c - the OpenSSL names this library exports (libssl 3 and
+ * 1.1 share them): each a guard, a look-up and a delegation to tlsio.h,
+ * or straight to OpenSSL when no connection of an HTTP rule was ever
+ * made (one load).  A program that never loads libssl never calls them.
+ *
+ * The types are opaque (no OpenSSL header): an SSL* is a void *.
+ */
+#include <limits.h>
+#include <stddef.h>
+
+#include "sslreal.h"
+#include "tlsio.h"
+#include "tlsmap.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* Prototypes, for -Wmissing-prototypes: OpenSSL's, with opaque types. */
+EXPORT int SSL_read(void *s, void *buf, int n);
+EXPORT int SSL_read_ex(void *s, void *buf, size_t n, size_t *got);
+EXPORT int SSL_peek(void *s, void *buf, int n);
+EXPORT int SSL_peek_ex(void *s, void *buf, size_t n, size_t *got);
+EXPORT int SSL_write(void *s, const void *buf, int n);
+EXPORT int SSL_write_ex(void *s, const void *buf, size_t n, size_t *put);
+EXPORT int SSL_get_error(const void *s, int ret);
+EXPORT int SSL_pending(const void *s);
+EXPORT int SSL_has_pending(const void *s);
+EXPORT int SSL_set_fd(void *s, int fd);
+EXPORT int SSL_connect(void *s);
+EXPORT int SSL_do_handshake(void *s);
+EXPORT void SSL_free(void *s);
+
+int SSL_read(void *s, void *buf, int n)
+{
+	if (!rs_tls_wanted())
+		return rs_ssl_SSL_read()(s, buf, n);
+	return rs_tls_read(s, buf, n, false);
+}
+
+int SSL_peek(void *s, void *buf, int n)
+{
+	if (!rs_tls_wanted())
+		return rs_ssl_SSL_peek()(s, buf, n);
+	return rs_tls_read(s, buf, n, true);
+}
+
+/* The _ex forms through the int ones, as OpenSSL's own are. */
+static int as_ex(int r, size_t *count)
+{
+	*count = r > 0 ? (size_t)r : 0;
+	return r > 0;
+}
+
+static int clamp(size_t n)
+{
+	return n > INT_MAX ? INT_MAX : (int)n;
+}
+
+int SSL_read_ex(void *s, void *buf, size_t n, size_t *got)
+{
+	if (!rs_tls_wanted())
+		return rs_ssl_SSL_read_ex()(s, buf, n, got);
+	return as_ex(rs_tls_read(s, buf, clamp(n), false), got);
+}
+
+int SSL_peek_ex(void *s, void *buf, size_t n, size_t *got)
+{
+	if (!rs_tls_wanted())
+		return rs_ssl_SSL_peek_ex()(s, buf, n, got);
+	return as_ex(rs_tls_read(s, buf, clamp(n), true), got);
+}
+
+int SSL_write(void *s, const void *buf, int n)
+{
+	if (!rs_tls_wanted())
+		return rs_ssl_SSL_write()(s, buf, n);
+	return rs_tls_write(s, buf, n);
+}
+
+int SSL_write_ex(void *s, const void *buf, size_t n, size_t *put)
+{
+	if (!rs_tls_wanted())
+		return rs_ssl_SSL_write_ex()(s, buf, n, put);
+	return as_ex(rs_tls_write(s, buf, clamp(n)), put);
+}
+
+int SSL_get_error(const void *s, int ret)
+{
+	if (!rs_tls_wanted())
+		return rs_ssl_SSL_get_error()(s, ret);
+	return rs_tls_error(s, ret);
+}
+
+int SSL_pending(const void *s)
+{
+	if (!rs_tls_wanted())
+		return rs_ssl_SSL_pending()(s);
+	return rs_tls_pending(s);
+}
+
+int SSL_has_pending(const void *s)
+{
+	if (!rs_tls_wanted())
+		return rs_ssl_SSL_has_pending()(s);
+	return rs_tls_has_pending(s);
+}
+
+int SSL_set_fd(void *s, int fd)
+{
+	int r = rs_ssl_SSL_set_fd()(s, fd);
+
+	if (r == 1 && rs_tls_wanted())
+		rs_tls_bind(s, fd);
+	return r;
+}
+
+int SSL_connect(void *s)
+{
+	if (!rs_tls_wanted())
+		return rs_ssl_SSL_connect()(s);
+	return rs_tls_handshake(s, rs_ssl_SSL_connect());
+}
+
+int SSL_do_handshake(void *s)
+{
+	if (!rs_tls_wanted())
+		return rs_ssl_SSL_do_handshake()(s);
+	return rs_tls_handshake(s, rs_ssl_SSL_do_handshake());
+}
+
+void SSL_free(void *s)
+{
+	if (rs_tls_mapped)
+		rs_tls_unbind(s);
+	rs_ssl_SSL_free()(s);
+}

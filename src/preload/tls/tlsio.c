@@ -1,0 +1,191 @@
+/*
+ * tlsio.c - the program's SSL_read and SSL_write through the HTTP retry
+ * engine (tlsio.h).  The engine is the plaintext one (httpretry.c), fed
+ * by the session's transport (tlstx.h); this file only enters it, serves
+ * reads from what it read ahead, and says what OpenSSL would say.
+ */
+#include "tlsio.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "clock.h"
+#include "fdtable.h"
+#include "guard.h"
+#include "io.h"
+#include "io_block.h"
+#include "runtime.h"
+#include "sslreal.h"
+#include "tlsmap.h"
+#include "tlsprobe.h"
+#include "tlstx.h"
+
+__thread int rs_tls_probe_fd __attribute__((tls_model("initial-exec"))) = -2;
+
+bool rs_tls_wanted(void)
+{
+	return (rs_runtime_rare_get() & RS_RARE_HTTPRULE) &&
+	    !rs_guard_active();
+}
+
+/*
+ * Calls fn(ssl) for a session not mapped yet, learning its socket from
+ * the records the call moves (tlsprobe.h), and maps it when that socket
+ * is of an HTTP rule.
+ */
+static int probed(void *ssl, int (*fn)(void *, void *, int), void *buf,
+    int n)
+{
+	int r, fd;
+
+	rs_tls_probe_fd = -1;
+	r = fn(ssl, buf, n);
+	fd = rs_tls_probe_fd;
+	rs_tls_probe_fd = -2;
+	if (fd >= 0)
+		rs_tls_bind(ssl, fd);
+	return r;
+}
+
+/* The engine state of t's socket, entered; NULL: none, go the plain way. */
+static struct rs_hconn *enter(struct rs_tls *t, struct rs_fd **e)
+{
+	t->err = -1;
+	t->real_failed = false;
+	*e = rs_fd_get(t->fd);
+	return *e != NULL ? rs_hconn_enter_tx(*e, &rs_tls_tx, t) : NULL;
+}
+
+/*
+ * The library's own failure r (-errno) as the program's result: OpenSSL's
+ * own when it came from OpenSSL, else SSL_get_error() will say
+ * WANT_READ (WANT_WRITE for a write) for -EAGAIN, SSL_ERROR_SSL for a
+ * TLS failure, SSL_ERROR_SYSCALL with errno for the rest.
+ */
+static int failed(struct rs_tls *t, int r, bool out)
+{
+	if (t->real_failed && r != -ETIMEDOUT)
+		return t->real_ret;
+	t->err = r == -EAGAIN ? (out ? RS_SSL_ERROR_WANT_WRITE :
+	    RS_SSL_ERROR_WANT_READ) : r == -EPROTO ? RS_SSL_ERROR_SSL :
+	    RS_SSL_ERROR_SYSCALL;
+	errno = -r;
+	return -1;
+}
+
+/* Settles the response before a read: 0, or the program's result. */
+static int settle(struct rs_tls *t, struct rs_hconn *h, struct rs_fd **e)
+{
+	int r;
+
+	if (h->m.phase != RS_HR_AWAIT)
+		return 0;
+	h->own_until = (*e)->nonblocking ? RS_NEVER :
+	    rs_io_own_timeout(*e, t->fd, false, rs_clock_now_ms());
+	r = rs_hconn_settle(h, *e, t->fd, false);
+	if (r < 0)
+		return failed(t, r, false);
+	if ((*e = rs_fd_get(t->fd)) == NULL)
+		return failed(t, -ECONNRESET, false);
+	return 0;
+}
+
+/* Gives the program up to n stashed bytes; 0 when none are. */
+static int from_stash(struct rs_tls *t, void *buf, int n, bool peek)
+{
+	size_t k = rs_tls_stashed(t);
+
+	if (k > (size_t)n)
+		k = (size_t)n;
+	memcpy(buf, t->stash + t->off, k);
+	if (!peek)
+		t->off += k;
+	return (int)k;
+}
+
+int rs_tls_read(void *ssl, void *buf, int n, bool peek)
+{
+	int (*fn)(void *, void *, int) = peek ? rs_ssl_SSL_peek() :
+	    rs_ssl_SSL_read();
+	struct rs_tls *t = rs_tls_find(ssl);
+	struct rs_fd *e;
+	struct rs_hconn *h;
+	int r;
+
+	if (t == NULL)
+		return probed(ssl, fn, buf, n);
+	h = enter(t, &e);
+	if (h != NULL && !peek && (r = settle(t, h, &e)) != 0) {
+		rs_hconn_leave(e, h);
+		return r;
+	}
+	r = n > 0 ? from_stash(t, buf, n, peek) : 0;
+	if (r == 0)
+		r = fn(ssl, buf, n);
+	if (h != NULL) {
+		if (r > 0 && !peek)
+			rs_hr_read(&h->m, buf, (size_t)r);
+		else if (r == 0 && n > 0)
+			rs_hr_read(&h->m, NULL, 0);
+		rs_hconn_leave(e, h);
+	}
+	return r;
+}
+
+int rs_tls_write(void *ssl, const void *buf, int n)
+{
+	struct rs_tls *t = rs_tls_find(ssl);
+	struct rs_fd *e;
+	struct rs_hconn *h;
+	ssize_t r;
+
+	if (t == NULL)
+		return probed(ssl, (int (*)(void *, void *, int))
+		    rs_ssl_SSL_write(), (void *)buf, n);
+	if (n <= 0 || (h = enter(t, &e)) == NULL)
+		return rs_ssl_SSL_write()(ssl, buf, n);
+	r = rs_hconn_write(h, e, t->fd, buf, (size_t)n, 0);
+	rs_hconn_leave(e, h);
+	return r < 0 ? failed(t, (int)r, true) : (int)r;
+}
+
+int rs_tls_handshake(void *ssl, int (*fn)(void *))
+{
+	int r, fd;
+
+	if (rs_tls_find(ssl) != NULL)
+		return fn(ssl);
+	rs_tls_probe_fd = -1;
+	r = fn(ssl);
+	fd = rs_tls_probe_fd;
+	rs_tls_probe_fd = -2;
+	if (fd >= 0)
+		rs_tls_bind(ssl, fd);
+	return r;
+}
+
+int rs_tls_error(const void *ssl, int ret)
+{
+	const struct rs_tls *t = rs_tls_find(ssl);
+
+	if (t != NULL && t->err >= 0 && ret <= 0)
+		return t->err;
+	return rs_ssl_SSL_get_error()(ssl, ret);
+}
+
+int rs_tls_pending(const void *ssl)
+{
+	const struct rs_tls *t = rs_tls_find(ssl);
+	int r = rs_ssl_SSL_pending()(ssl);
+
+	return t != NULL ? r + (int)rs_tls_stashed(t) : r;
+}
+
+int rs_tls_has_pending(const void *ssl)
+{
+	const struct rs_tls *t = rs_tls_find(ssl);
+
+	if (t != NULL && rs_tls_stashed(t) > 0)
+		return 1;
+	return rs_ssl_SSL_has_pending()(ssl);
+}

@@ -1,0 +1,54 @@
+/*
+ * tlsmap.h - the TLS sessions (OpenSSL SSL objects) of HTTP-rule
+ * connections, each tied to its socket: what the program's SSL_read and
+ * SSL_write need to reach the HTTP retry engine of that descriptor.
+ *
+ * A session enters the map when its descriptor is known (SSL_set_fd, or
+ * learnt by a probe, tlsprobe.h) and is managed by a rule with `http`;
+ * every other session is never in it, and costs a lookup in an empty or
+ * small open-addressed table.  Inserts and removals take a spin lock;
+ * lookups are lock-free.  A session is used by one thread at a time (as
+ * OpenSSL requires); its entry lives from its insertion to SSL_free.
+ */
+#ifndef RS_TLSMAP_H
+#define RS_TLSMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "httpretry.h"
+
+struct rs_tls {
+	void *ssl;		/* the program's session (SSL *) */
+	int fd;			/* its socket */
+	int err;		/* SSL_get_error's answer for the library's own
+				   failure of the last call, or -1 */
+	bool real_failed;	/* the last call's failure was OpenSSL's own */
+	int real_ret;		/* ... and this is what OpenSSL returned */
+	size_t off, len;	/* stash[off..len): plaintext the engine read
+				   ahead, the program's next */
+	char stash[RS_HCONN_PEEK];
+};
+
+/* Whether any session was ever mapped: one load, for the fast paths. */
+extern int rs_tls_mapped;
+
+/* Returns the entry of session ssl, or NULL.  Lock-free. */
+struct rs_tls *rs_tls_find(const void *ssl);
+
+/*
+ * Maps ssl to socket fd when fd is a managed descriptor of a rule with
+ * `http` (else nothing happens).  Returns the entry, or NULL.
+ */
+struct rs_tls *rs_tls_bind(void *ssl, int fd);
+
+/* Removes ssl (SSL_free) and frees its entry; the engine lets go of it. */
+void rs_tls_unbind(void *ssl);
+
+/* Plaintext bytes in t's stash not yet given to the program. */
+static inline size_t rs_tls_stashed(const struct rs_tls *t)
+{
+	return t->len - t->off;
+}
+
+#endif /* RS_TLSMAP_H */
