@@ -295,4 +295,4 @@ clean:
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/' | expand -t 16
 
--include $(wildcard $(B)/obj/*/*.d $(B)/tests/*.d $(B)/itests/*.d $(B)/*.d)
+-include $(wildcard $(B)/obj/*/*.d $(B)/obj/*/*/*.d $(B)/tests/*.d $(B)/itests/*.d $(B)/*.d)

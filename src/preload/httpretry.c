@@ -323,10 +323,13 @@ static int drain(struct rs_fd *e, struct rs_hconn *h, int fd)
 }
 
 /* What a resend's failure ends the program's read with: a descriptor
-   closed meanwhile says so, anything else is a lost connection. */
+   closed meanwhile says so, and a transport's session that could not be
+   made anew (-EPROTO) or that handed the response over (-ECANCELED);
+   anything else is a lost connection. */
 static int resend_failed(int r)
 {
-	return r == -EBADF || r == -EPROTO ? r : -ECONNRESET;
+	return r == -EBADF || r == -EPROTO || r == -ECANCELED ? r :
+	    -ECONNRESET;
 }
 
 /* WAIT: reconnects if needed, sends the request again. */

@@ -8,7 +8,8 @@ to --port-file once ready:
   B  presents --cert for as many handshakes as the last GET /_arm/N on A
      allowed, and --bad-cert after them (a certificate for another name),
      so that a replay that makes the session anew meets a certificate the
-     client must refuse.
+     client must refuse.  B resumes no session (a resumed one shows no
+     certificate).
 Every path of http_server.py works on both, sharing one set of counters.
 """
 import argparse
@@ -53,6 +54,9 @@ def main():
     good = context(a.cert, a.key)
     bad = context(a.bad_cert, a.bad_key)
     switching = context(a.cert, a.key)
+    # No resumption on B: a resumed session shows no certificate at all.
+    switching.options |= ssl.OP_NO_TICKET
+    switching.num_tickets = 0
 
     def pick(sock, name, ctx):
         if ARMED[0] > 0:

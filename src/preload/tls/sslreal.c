@@ -8,8 +8,10 @@
 
 #include "guard.h"
 
-/* The libssl sonames asked for when RTLD_NEXT finds nothing. */
-static const char *const sonames[] = { "libssl.so.3", "libssl.so.1.1" };
+/* The libraries asked when RTLD_NEXT finds nothing (libssl's X509 and
+   ERR functions are libcrypto's). */
+static const char *const sonames[] = { "libssl.so.3", "libssl.so.1.1",
+	"libcrypto.so.3", "libcrypto.so.1.1" };
 
 static __attribute__((noinline, cold)) void *resolve(void **slot,
     const char *name)
@@ -34,4 +36,13 @@ void *rs_ssl_sym(void **slot, const char *name)
 	void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 
 	return __builtin_expect(p != NULL, 1) ? p : resolve(slot, name);
+}
+
+void *rs_ssl_peer_cert(const void *ssl)
+{
+	void *(*fn)(const void *) = rs_ssl_SSL_get1_peer_certificate();
+
+	if (fn == NULL)
+		fn = rs_ssl_SSL_get_peer_certificate();
+	return fn != NULL ? fn(ssl) : NULL;
 }

@@ -59,5 +59,17 @@ RS_SSL_FN(void *, SSL_get1_session, (void *s))
 RS_SSL_FN(int, SSL_set_session, (void *s, void *sess))
 RS_SSL_FN(void, SSL_SESSION_free, (void *sess))
 RS_SSL_FN(void, SSL_set_shutdown, (void *s, int mode))
+/* libssl 3's name; 1.1 has only SSL_get_peer_certificate (sslreal.c). */
+RS_SSL_FN(void *, SSL_get1_peer_certificate, (const void *s))
+RS_SSL_FN(void *, SSL_get_peer_certificate, (const void *s))
+RS_SSL_FN(int, X509_cmp, (const void *a, const void *b))
+RS_SSL_FN(void, X509_free, (void *x))
+RS_SSL_FN(void, ERR_clear_error, (void))
+
+/*
+ * The certificate the peer of ssl presented (a reference the caller
+ * frees with X509_free), or NULL.
+ */
+void *rs_ssl_peer_cert(const void *ssl);
 
 #endif /* RS_SSLREAL_H */

@@ -83,6 +83,9 @@ static int settle(struct rs_tls *t, struct rs_hconn *h, struct rs_fd **e)
 	h->own_until = (*e)->nonblocking ? RS_NEVER :
 	    rs_io_own_timeout(*e, t->fd, false, rs_clock_now_ms());
 	r = rs_hconn_settle(h, *e, t->fd, false);
+	/* The response is handed over as it came: it is in the stash. */
+	if (r == -ECANCELED)
+		r = 0;
 	if (r < 0)
 		return failed(t, r, false);
 	if ((*e = rs_fd_get(t->fd)) == NULL)
@@ -120,7 +123,9 @@ int rs_tls_read(void *ssl, void *buf, int n, bool peek)
 		return r;
 	}
 	r = n > 0 ? from_stash(t, buf, n, peek) : 0;
-	if (r == 0)
+	if (r == 0 && t->eof)
+		t->err = RS_SSL_ERROR_ZERO_RETURN;
+	else if (r == 0)
 		r = fn(ssl, buf, n);
 	if (h != NULL) {
 		if (r > 0 && !peek)

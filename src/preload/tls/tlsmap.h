@@ -25,9 +25,14 @@ struct rs_tls {
 				   failure of the last call, or -1 */
 	bool real_failed;	/* the last call's failure was OpenSSL's own */
 	int real_ret;		/* ... and this is what OpenSSL returned */
+	bool eof;		/* after the stash, the stream ends */
+	bool kept_over;		/* the drain took more than kept holds */
+	size_t kept_len;	/* kept[0..kept_len): what the engine's drain
+				   of the last judged response took */
 	size_t off, len;	/* stash[off..len): plaintext the engine read
 				   ahead, the program's next */
 	char stash[RS_HCONN_PEEK];
+	char kept[RS_HCONN_PEEK];
 };
 
 /* Whether any session was ever mapped: one load, for the fast paths. */
