@@ -1,0 +1,242 @@
+#!/bin/sh
+# test_https_retry.sh - HTTP/1.x status retries over TLS (SPEC 9, "Over
+# TLS") with real clients against tests/programs/https_server.py (the
+# plaintext test server behind python's ssl, with a throw-away CA and
+# certificates made here by the openssl CLI).
+#
+# Each client GETs a resource that answers 503 with Retry-After: 1 twice,
+# then 200: bare it fails on the first 503; under a policy with `http:`,
+# the clients whose TLS library the library follows (OpenSSL through
+# SSL_set_fd or a BIO of their own: curl, python's urllib and http.client,
+# PHP) get the 200 after three requests at least 1 s apart; those out of
+# reach (a memory BIO: node, asyncio; GnuTLS: wget) must come out as bare.
+# Then with curl: a new connection and handshake per retry, a keyless POST
+# sent once, an injected key the same on every try, 404 and a capped
+# Retry-After handed over at once, a download byte-identical; and
+# certificates: an unknown CA and a wrong name fail as bare, and a replay
+# whose new handshake meets another certificate hands the 503 over as it
+# came (curl, python).  Missing clients are SKIPPED cases.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+B=${RS_BUILD:-$PWD/build}
+LIB=${RS_LIB:-$B/libresolute.so}
+SLACK=$((2000 + ${RS_SLACK_MS:-0}))
+HERE=$PWD/tests/programs
+# shellcheck source=tests/programs/sanitizer.sh
+. tests/programs/sanitizer.sh
+tmp=$(mktemp -d /tmp/rs-https-XXXXXX)
+server_pid=""
+cleanup() {
+	[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fails=0 passes=0 skips=0
+ok() { echo "ok    $*"; passes=$((passes + 1)); }
+bad() { echo "FAIL  $*"; fails=$((fails + 1)); sed 's/^/    | /' "$tmp/out" | tail -8; }
+skip() { echo "SKIP  $*"; skips=$((skips + 1)); }
+
+# A CA, the server's certificate (localhost, 127.0.0.1) and one for
+# another name, signed by the same CA.
+cert() {
+	openssl req -newkey rsa:2048 -nodes -keyout "$tmp/$1.key" \
+		-out "$tmp/$1.csr" -subj "/CN=$2" 2>/dev/null &&
+	    printf 'subjectAltName=%s\n' "$3" >"$tmp/$1.ext" &&
+	    openssl x509 -req -in "$tmp/$1.csr" -CA "$tmp/ca.pem" \
+		-CAkey "$tmp/ca.key" -CAcreateserial -out "$tmp/$1.pem" \
+		-days 2 -extfile "$tmp/$1.ext" 2>/dev/null
+}
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tmp/ca.key" \
+	-out "$tmp/ca.pem" -days 2 -subj /CN=resolute-test-ca 2>/dev/null &&
+    cert good localhost DNS:localhost,IP:127.0.0.1 &&
+    cert bad wrong.invalid DNS:wrong.invalid ||
+	{ echo "openssl could not make the test certificates"; exit 1; }
+CA=$tmp/ca.pem
+
+python3 "$HERE/https_server.py" --cert "$tmp/good.pem" --key "$tmp/good.key" \
+	--bad-cert "$tmp/bad.pem" --bad-key "$tmp/bad.key" \
+	--port-file "$tmp/port" --lifetime 300 2>"$tmp/server.log" &
+server_pid=$!
+i=0
+while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+read -r port port_b <"$tmp/port" || { echo "https_server.py did not start"; exit 1; }
+base=https://127.0.0.1:$port
+base_b=https://127.0.0.1:$port_b
+
+cat >"$tmp/policy.yaml" <<'YAML'
+version: 1
+hosts:
+  - match: 127.0.0.1
+    backoff: { base: 100ms, cap: 1s }
+    http:
+      retry_on_status: [429, 503]
+      attempts: 3
+      retry_after_cap: 5s
+YAML
+sed 's/retry_after_cap: 5s/retry_after_cap: 5s\n      idempotency_key: inject/' \
+	"$tmp/policy.yaml" >"$tmp/inject.yaml"
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# stat ID FIELD: count, span_ms, keys (distinct non-empty), nokey.
+stat() {
+	python3 -c 'import json, ssl, sys, urllib.request
+c = ssl.create_default_context(cafile=sys.argv[3])
+s = json.load(urllib.request.urlopen(sys.argv[1], context=c)); f = sys.argv[2]
+t = s["times"]
+if f == "count": print(s["count"])
+elif f == "span_ms": print(int((t[-1] - t[0]) * 1000) if t else 0)
+elif f == "keys": print(" ".join(sorted({k for k in s["keys"] if k})))
+elif f == "nokey": print(sum(1 for k in s["keys"] if not k))' \
+		"$base/_stats/$1" "$2" "$CA"
+}
+arm() { curl -s --cacert "$CA" "$base/_arm/$1" >/dev/null; }
+
+# run POLICY CMD...: CMD under the library, bounded; sets rc and ms.
+run() {
+	pol=$1
+	shift
+	start=$(now_ms)
+	timeout 30 env LD_PRELOAD="$LIB" RESOLUTE_POLICY="$pol" \
+		RESOLUTE_LOG=info "$@" >"$tmp/out" 2>&1
+	rc=$?
+	ms=$(($(now_ms) - start))
+}
+bare() {
+	start=$(now_ms)
+	timeout 30 "$@" >"$tmp/out" 2>&1
+	rc=$?
+	ms=$(($(now_ms) - start))
+}
+
+GETS=$HERE/http/gets.sh
+export RS_CA="$CA"
+
+# client NAME retries|passes: 503 x2 with Retry-After: 1, then 200.
+client() {
+	name=$1 want=$2 id=$1-$$
+	command -v "$3" >/dev/null 2>&1 || { skip "$name: $3 not installed"; return; }
+	bare sh "$GETS" "$name" "$base/t/bare-$id/503/2/1/ka/cl"
+	b_rc=$rc b_ms=$ms b_n=$(stat "bare-$id" count)
+	run "$tmp/policy.yaml" sh "$GETS" "$name" "$base/t/lib-$id/503/2/1/ka/cl"
+	n=$(stat "lib-$id" count) span=$(stat "lib-$id" span_ms)
+	line="$name: bare exit $b_rc, $b_n request(s), $b_ms ms; library exit $rc, $n request(s), $ms ms (span $span ms)"
+	if [ "$want" = retries ] && [ "$b_rc" -ne 0 ] && [ "$b_n" = 1 ] &&
+	    [ $rc -eq 0 ] && [ "$n" = 3 ] && grep -q "^ok lib-$id 3" "$tmp/out" &&
+	    [ "$span" -ge 2000 ] && [ "$span" -lt $((2000 + SLACK)) ]; then
+		ok "$line"
+	elif [ "$want" = passes ] && [ "$b_rc" -ne 0 ] && [ "$b_n" = 1 ] &&
+	    [ $rc -ne 0 ] && [ "$n" = 1 ]; then
+		ok "$line: out of reach, passed through as bare"
+	else
+		bad "$line (want: $want)"
+	fi
+}
+
+client curl retries curl
+client urllib retries python3
+client httpclient retries python3
+client php retries php
+client wget passes wget
+client asyncio passes python3
+client node passes node
+S=$$
+
+# curl_case NAME PATH WANT_RC WANT_N LO_MS HI_MS [CURL ARGS...]
+curl_case() {
+	name=$1 path=$2 want_rc=$3 want_n=$4 lo=$5 hi=$6
+	shift 6
+	run "$tmp/policy.yaml" curl -s -f --cacert "$CA" "$@" "$base$path"
+	id=$(echo "$path" | cut -d/ -f3)
+	n=$(stat "$id" count)
+	line="$name: exit $rc, $n request(s), $ms ms"
+	if [ $rc -eq "$want_rc" ] && [ "$n" = "$want_n" ] && [ $ms -ge "$lo" ] &&
+	    [ $ms -lt "$hi" ]; then
+		ok "$line"
+	else
+		bad "$line (want exit $want_rc, $want_n requests, $lo..$hi ms)"
+	fi
+}
+
+curl_case "503, Connection: close: a new connection and handshake each time" \
+	"/t/close-$S/503/2/1/close/cl" 0 3 2000 $((2000 + SLACK))
+curl_case "429 without Retry-After, chunked: the backoff" \
+	"/t/a429-$S/429/2/-/ka/chunked" 0 3 50 $((1000 + SLACK))
+curl_case "404 is not retried" "/t/nf-$S/404/5/-/ka/cl" 22 1 0 $SLACK
+curl_case "Retry-After: 120 above the cap: handed over at once" \
+	"/t/cap-$S/503/5/120/ka/cl" 22 1 0 $SLACK
+curl_case "a POST without a key is never sent twice" \
+	"/t/post-$S/503/2/1/ka/cl" 22 1 0 $SLACK -d x=1
+
+# POST under idempotency_key: inject: one key, a UUID v4, on every try.
+run "$tmp/inject.yaml" curl -s -f --cacert "$CA" -d x=1 "$base/t/inj-$S/503/2/1/ka/cl"
+n=$(stat "inj-$S" count) keys=$(stat "inj-$S" keys) nokey=$(stat "inj-$S" nokey)
+if [ $rc -eq 0 ] && [ "$n" = 3 ] && [ "$nokey" = 0 ] &&
+    echo "$keys" | grep -Eqx '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}'; then
+	ok "POST with inject over TLS: exit 0, 3 requests, one key $keys"
+else
+	bad "POST with inject over TLS: exit $rc, $n requests, keys '$keys', $nokey without"
+fi
+
+# Certificates are never checked differently: an unknown CA and a wrong
+# name fail as bare, with the same message.
+same_failure() {
+	name=$1
+	shift
+	bare "$@"
+	b_rc=$rc
+	b_msg=$(grep -v '^resolute' "$tmp/out" | head -1)
+	run "$tmp/policy.yaml" "$@"
+	msg=$(grep -v '^resolute' "$tmp/out" | head -1)
+	if [ "$b_rc" -ne 0 ] && [ $rc -eq "$b_rc" ] && [ "$msg" = "$b_msg" ]; then
+		ok "$name: exit $rc as bare ($msg)"
+	else
+		bad "$name: bare exit $b_rc ($b_msg), library exit $rc ($msg)"
+	fi
+}
+same_failure "curl, unknown CA" curl -sS -f "$base/t/uca-$S/503/2/1/ka/cl"
+arm 0
+same_failure "curl, wrong name" curl -sS -f --cacert "$CA" "$base_b/t/wn-$S/503/2/1/ka/cl"
+arm 0
+same_failure "python, wrong name" python3 -c 'import ssl, sys, urllib.request
+c = ssl.create_default_context(cafile=sys.argv[2])
+try:
+    urllib.request.urlopen(sys.argv[1], context=c)
+except Exception as e:
+    print(type(e).__name__, str(e).split("(_ssl")[0]); sys.exit(1)' \
+	"$base_b/t/wnp-$S/503/2/1/ka/cl" "$CA"
+
+# A replay that needs a new connection meets another certificate: the 503
+# goes to the program as it came, and the request is not sent there.
+arm 1
+run "$tmp/policy.yaml" curl -s -f --cacert "$CA" "$base_b/t/swap-$S/503/2/1/close/cl"
+n=$(stat "swap-$S" count)
+if [ $rc -eq 22 ] && [ "$n" = 1 ] && grep -q "handed over" "$tmp/out"; then
+	ok "curl: a new handshake showing another certificate hands the 503 over (exit 22, 1 request)"
+else
+	bad "curl, certificate swapped on the replay: exit $rc, $n requests"
+fi
+arm 1
+run "$tmp/policy.yaml" sh "$GETS" urllib "$base_b/t/swapp-$S/503/2/1/close/cl"
+n=$(stat "swapp-$S" count)
+if [ $rc -eq 1 ] && [ "$n" = 1 ] && grep -q "HTTP Error 503" "$tmp/out" &&
+    grep -q "handed over" "$tmp/out"; then
+	ok "python: a new handshake failing verification hands the 503 over (HTTPError 503, 1 request)"
+else
+	bad "python, certificate swapped on the replay: exit $rc, $n requests"
+fi
+
+# A download through an http rule, byte-identical.
+MB=${RS_HTTPS_MB:-200}
+bare curl -s --cacert "$CA" -o "$tmp/bare.bin" "$base/big/dlb-$S/$MB"
+run "$tmp/policy.yaml" curl -s --cacert "$CA" -o "$tmp/lib.bin" "$base/big/dl-$S/$MB"
+if [ $rc -eq 0 ] && cmp -s "$tmp/bare.bin" "$tmp/lib.bin" &&
+    [ "$(wc -c <"$tmp/lib.bin")" -eq $((MB * 1048576)) ]; then
+	ok "$MB MB https download byte-identical ($ms ms)"
+else
+	bad "$MB MB https download: exit $rc, $(wc -c <"$tmp/lib.bin") bytes"
+fi
+rm -f "$tmp/bare.bin" "$tmp/lib.bin"
+
+echo "$passes passed, $fails failed, $skips skipped"
+[ $fails -eq 0 ]
