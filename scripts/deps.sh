@@ -21,8 +21,10 @@ netcat-openbsd curl wget nodejs openjdk-17-jdk-headless mandoc clang libclang-rt
 gcovr node-llhttp php-cli procps util-linux
 postgresql postgresql-contrib redis-server redis-tools mariadb-server mariadb-client
 libpython3.11-testsuite"
-# Real programs of tests/programs: nginx as a reverse proxy, redis-cli.
-PKGS="$PKGS nginx-light"
+# Real programs of tests/programs: nginx as a reverse proxy (and with TLS
+# and HTTP/2 in front of the https test server), redis-cli; the openssl
+# CLI makes the https tests' throw-away CA, libssl-dev builds the TLS bench.
+PKGS="$PKGS nginx-light openssl libssl-dev"
 if [ "${1:-}" = bench ]; then
 	PKGS="$PKGS haproxy"
 fi

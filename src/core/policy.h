@@ -63,6 +63,7 @@ enum rs_key {
 	RS_KEY_HTTP_IDEMPOTENCY_KEY = 1u << 20,
 	RS_KEY_FAILOVER = 1u << 21,
 	RS_KEY_DEADLINE_HEADER = 1u << 22,
+	RS_KEY_HTTP_ALPN = 1u << 23,
 };
 
 /* The effective settings for one destination. */

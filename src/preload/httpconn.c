@@ -28,6 +28,7 @@
 #include "runtime.h"
 #include "stats.h"
 #include "tdeadline.h"
+#include "tlsprobe.h"
 
 struct rs_httpconn **rs_httpconn_table;
 static int highest_fd = -1;
@@ -117,9 +118,12 @@ RS_HOT void rs_httpconn_connecting(int fd, const struct rs_fd *e)
 {
 	struct rs_httpconn *c;
 
-	if (e && e->settings->http.enabled &&
-	    !(rs_runtime_rare_get() & RS_RARE_HTTPRULE))
-		rs_runtime_rare_set(RS_RARE_HTTPRULE);
+	if (e && e->settings->http.enabled) {
+		/* Its TLS session, if any, may need following (tls/). */
+		if (!(rs_runtime_rare_get() & RS_RARE_HTTPRULE))
+			rs_runtime_rare_set(RS_RARE_HTTPRULE);
+		rs_tls_connect_fd = fd;
+	}
 	if (!e || !e->settings->deadline_header[0] || rs_httpconn_get(fd))
 		return;
 	if ((c = claim(fd)))

@@ -226,6 +226,73 @@ else
 	bad "python, certificate swapped on the replay: exit $rc, $n requests"
 fi
 
+# nginx with h2 and TLS in front of the server: curl offers h2 and
+# http/1.1; under `alpn: http/1.1` it offers http/1.1 alone and retries,
+# under `alpn: keep` it speaks h2, which passes through, said once.
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+if [ -x "$NGINX" ]; then
+	NG=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	[ "$(id -u)" = 0 ] && USER_LINE="user nobody nogroup;" || USER_LINE=""
+	mkdir -p "$tmp/ng/logs" "$tmp/ng/temp"
+	cat >"$tmp/ng/nginx.conf" <<NGX
+$USER_LINE
+daemon off;
+worker_processes 1;
+pid $tmp/ng/nginx.pid;
+error_log $tmp/ng/logs/error.log warn;
+events { worker_connections 64; }
+http {
+	access_log off;
+	client_body_temp_path $tmp/ng/temp/body;
+	proxy_temp_path $tmp/ng/temp/proxy;
+	fastcgi_temp_path $tmp/ng/temp/fastcgi;
+	uwsgi_temp_path $tmp/ng/temp/uwsgi;
+	scgi_temp_path $tmp/ng/temp/scgi;
+	server {
+		listen 127.0.0.1:$NG ssl http2;
+		ssl_certificate $tmp/good.pem;
+		ssl_certificate_key $tmp/good.key;
+		location / { proxy_pass $base; proxy_http_version 1.1; }
+	}
+}
+NGX
+	timeout 120 "$NGINX" -p "$tmp/ng" -c "$tmp/ng/nginx.conf" \
+		-e "$tmp/ng/logs/error.log" 2>"$tmp/ng/stderr" &
+	ng_pid=$!
+	i=0
+	while ! curl -s -o /dev/null --cacert "$CA" "https://127.0.0.1:$NG/_stats/x" &&
+	    [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	sed 's/retry_after_cap: 5s/retry_after_cap: 5s\n      alpn: keep/' \
+		"$tmp/policy.yaml" >"$tmp/keep.yaml"
+	ngu=https://127.0.0.1:$NG/t
+	bare curl -s -f --cacert "$CA" -w '%{http_version}' "$ngu/ngb-$S/503/2/1/ka/cl"
+	b_rc=$rc b_ver=$(tail -c 1 "$tmp/out")
+	run "$tmp/policy.yaml" curl -s -f --cacert "$CA" -w ' %{http_version}' "$ngu/ng1-$S/503/2/1/ka/cl"
+	n=$(stat "ng1-$S" count)
+	if [ "$b_rc" = 22 ] && [ "$b_ver" = 2 ] && [ $rc -eq 0 ] && [ "$n" = 3 ] &&
+	    grep -q "ok ng1-$S 3" "$tmp/out" && grep -q " 1\.1" "$tmp/out"; then
+		ok "nginx h2 + http/1.1, alpn http/1.1: HTTP/1.1, exit 0, 3 requests, $ms ms (bare: h2, exit 22)"
+	else
+		bad "nginx, alpn http/1.1: bare exit $b_rc over $b_ver; library exit $rc, $n requests"
+	fi
+	# Two transfers on two connections (two names) in one process:
+	# said once.
+	run "$tmp/keep.yaml" curl -s -f --cacert "$CA" -w " %{http_version}" \
+		"$ngu/ng2-$S/503/2/1/ka/cl" --next -4 -s -f --cacert "$CA" \
+		"https://localhost:$NG/t/ng3-$S/503/2/1/ka/cl"
+	n=$(stat "ng2-$S" count) n3=$(stat "ng3-$S" count)
+	if [ $rc -eq 22 ] && [ "$n" = 1 ] && [ "$n3" = 1 ] &&
+	    grep -q " 2" "$tmp/out" && grep -q "connects=2 " "$tmp/out" &&
+	    [ "$(grep -c 'http retries off: h2 negotiated' "$tmp/out")" = 1 ]; then
+		ok "nginx, alpn keep: h2 passes through (exit 22, 1 request each on 2 connections), said once"
+	else
+		bad "nginx, alpn keep: exit $rc, $n requests"
+	fi
+	kill "$ng_pid" 2>/dev/null
+else
+	skip "nginx not installed: the alpn cases"
+fi
+
 # A download through an http rule, byte-identical.
 MB=${RS_HTTPS_MB:-200}
 bare curl -s --cacert "$CA" -o "$tmp/bare.bin" "$base/big/dlb-$S/$MB"

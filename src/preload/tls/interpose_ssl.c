@@ -9,6 +9,8 @@
 #include <limits.h>
 #include <stddef.h>
 
+#include "alpn.h"
+#include "guard.h"
 #include "sslreal.h"
 #include "tlsio.h"
 #include "tlsmap.h"
@@ -29,6 +31,11 @@ EXPORT int SSL_set_fd(void *s, int fd);
 EXPORT int SSL_connect(void *s);
 EXPORT int SSL_do_handshake(void *s);
 EXPORT void SSL_free(void *s);
+EXPORT int SSL_set_alpn_protos(void *s, const unsigned char *p,
+    unsigned len);
+EXPORT int SSL_CTX_set_alpn_protos(void *c, const unsigned char *p,
+    unsigned len);
+EXPORT void SSL_CTX_free(void *c);
 
 int SSL_read(void *s, void *buf, int n)
 {
@@ -132,5 +139,35 @@ void SSL_free(void *s)
 {
 	if (rs_tls_mapped)
 		rs_tls_unbind(s);
+	rs_alpn_forget(s);
 	rs_ssl_SSL_free()(s);
+}
+
+/*
+ * The ALPN offers are recorded whatever the policy (a context is often
+ * made before the first connect): a few calls per program.  OpenSSL's
+ * convention: 0 is success.
+ */
+int SSL_set_alpn_protos(void *s, const unsigned char *p, unsigned len)
+{
+	int r = rs_ssl_SSL_set_alpn_protos()(s, p, len);
+
+	if (r == 0 && !rs_guard_active())
+		rs_alpn_offered(s, p, len);
+	return r;
+}
+
+int SSL_CTX_set_alpn_protos(void *c, const unsigned char *p, unsigned len)
+{
+	int r = rs_ssl_SSL_CTX_set_alpn_protos()(c, p, len);
+
+	if (r == 0 && !rs_guard_active())
+		rs_alpn_offered(c, p, len);
+	return r;
+}
+
+void SSL_CTX_free(void *c)
+{
+	rs_alpn_forget(c);
+	rs_ssl_SSL_CTX_free()(c);
 }

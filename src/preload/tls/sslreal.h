@@ -65,6 +65,14 @@ RS_SSL_FN(void *, SSL_get_peer_certificate, (const void *s))
 RS_SSL_FN(int, X509_cmp, (const void *a, const void *b))
 RS_SSL_FN(void, X509_free, (void *x))
 RS_SSL_FN(void, ERR_clear_error, (void))
+RS_SSL_FN(int, SSL_set_alpn_protos, (void *s, const unsigned char *p,
+    unsigned len))
+RS_SSL_FN(int, SSL_CTX_set_alpn_protos, (void *c, const unsigned char *p,
+    unsigned len))
+RS_SSL_FN(void, SSL_CTX_free, (void *c))
+RS_SSL_FN(void *, SSL_get_SSL_CTX, (const void *s))
+RS_SSL_FN(void, SSL_get0_alpn_selected, (const void *s,
+    const unsigned char **p, unsigned *len))
 
 /*
  * The certificate the peer of ssl presented (a reference the caller

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "alpn.h"
 #include "clock.h"
 #include "fdtable.h"
 #include "guard.h"
@@ -21,6 +22,7 @@
 #include "tlstx.h"
 
 __thread int rs_tls_probe_fd __attribute__((tls_model("initial-exec"))) = -2;
+__thread int rs_tls_connect_fd __attribute__((tls_model("initial-exec"))) = -1;
 
 bool rs_tls_wanted(void)
 {
@@ -156,16 +158,22 @@ int rs_tls_write(void *ssl, const void *buf, int n)
 
 int rs_tls_handshake(void *ssl, int (*fn)(void *))
 {
+	struct rs_tls *t = rs_tls_find(ssl);
 	int r, fd;
 
-	if (rs_tls_find(ssl) != NULL)
-		return fn(ssl);
-	rs_tls_probe_fd = -1;
-	r = fn(ssl);
-	fd = rs_tls_probe_fd;
-	rs_tls_probe_fd = -2;
-	if (fd >= 0)
-		rs_tls_bind(ssl, fd);
+	rs_alpn_before(ssl, t != NULL ? t->fd : rs_tls_connect_fd);
+	if (t != NULL) {
+		r = fn(ssl);
+	} else {
+		rs_tls_probe_fd = -1;
+		r = fn(ssl);
+		fd = rs_tls_probe_fd;
+		rs_tls_probe_fd = -2;
+		if (fd >= 0)
+			rs_tls_bind(ssl, fd);
+	}
+	if (r == 1)
+		rs_alpn_after(ssl);
 	return r;
 }
 

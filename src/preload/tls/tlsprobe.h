@@ -29,4 +29,11 @@ static inline bool rs_tls_probed(int fd)
 	return true;
 }
 
+/*
+ * The socket of an `http` rule this thread connected last (-1: none): a
+ * session whose descriptor is not known before its handshake (curl's
+ * BIO) is taken for that socket's when its ALPN offer is made (alpn.h).
+ */
+extern __thread int rs_tls_connect_fd __attribute__((tls_model("initial-exec")));
+
 #endif /* RS_TLSPROBE_H */
