@@ -11,6 +11,7 @@
 
 #include "alpn.h"
 #include "guard.h"
+#include "ossl.h"
 #include "sslreal.h"
 #include "tlsio.h"
 #include "tlsmap.h"
@@ -117,7 +118,7 @@ int SSL_set_fd(void *s, int fd)
 	int r = rs_ssl_SSL_set_fd()(s, fd);
 
 	if (r == 1 && rs_tls_wanted())
-		rs_tls_bind(s, fd);
+		rs_tls_bind(s, fd, &rs_tls_openssl);
 	return r;
 }
 

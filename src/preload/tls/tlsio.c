@@ -20,6 +20,7 @@
 #include "tlsmap.h"
 #include "tlsprobe.h"
 #include "tlstx.h"
+#include "ossl.h"
 
 __thread int rs_tls_probe_fd __attribute__((tls_model("initial-exec"))) = -2;
 __thread int rs_tls_connect_fd __attribute__((tls_model("initial-exec"))) = -1;
@@ -45,7 +46,7 @@ static int probed(void *ssl, int (*fn)(void *, void *, int), void *buf,
 	fd = rs_tls_probe_fd;
 	rs_tls_probe_fd = -2;
 	if (fd >= 0)
-		rs_tls_bind(ssl, fd);
+		rs_tls_bind(ssl, fd, &rs_tls_openssl);
 	return r;
 }
 
@@ -170,7 +171,7 @@ int rs_tls_handshake(void *ssl, int (*fn)(void *))
 		fd = rs_tls_probe_fd;
 		rs_tls_probe_fd = -2;
 		if (fd >= 0)
-			rs_tls_bind(ssl, fd);
+			rs_tls_bind(ssl, fd, &rs_tls_openssl);
 	}
 	if (r == 1)
 		rs_alpn_after(ssl);

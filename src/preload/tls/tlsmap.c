@@ -86,7 +86,7 @@ static bool insert(struct rs_tls *t)
 	return ok;
 }
 
-struct rs_tls *rs_tls_bind(void *ssl, int fd)
+struct rs_tls *rs_tls_bind(void *ssl, int fd, const struct rs_tls_ops *ops)
 {
 	struct rs_fd *e = rs_fd_get(fd);
 	struct rs_tls *t = rs_tls_find(ssl);
@@ -103,6 +103,7 @@ struct rs_tls *rs_tls_bind(void *ssl, int fd)
 	if (t == NULL)
 		return NULL;
 	t->ssl = ssl;
+	t->ops = ops;
 	t->fd = fd;
 	t->err = -1;
 	if (!insert(t)) {

@@ -15,11 +15,37 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "httpretry.h"
 
+struct rs_tls;
+
+/*
+ * One TLS library's calls on a session, for the engine's transport
+ * (tlstx.h).  read and write follow libc's convention (the count, 0 at
+ * the end of the stream, -1 with errno: EAGAIN to wait, EPROTO for a TLS
+ * failure) and note a failure of the library's own in the session
+ * (real_failed, real_ret), so that the program can be given it as is.
+ */
+struct rs_tls_ops {
+	ssize_t (*read)(struct rs_tls *t, void *buf, size_t n);
+	ssize_t (*write)(struct rs_tls *t, const void *buf, size_t n);
+	/* Whether plaintext is decrypted already, which no poll reports. */
+	bool (*held)(const struct rs_tls *t);
+	/*
+	 * After a reconnect: the session anew on fd, or the response
+	 * handed over (rs_tls_hand_over()); NULL: always handed over.
+	 */
+	int (*renew)(struct rs_tls *t, struct rs_hconn *h, struct rs_fd *e,
+	    int fd);
+	/* Forgets the library's errors of a session the engine gave up. */
+	void (*clear_errors)(void);
+};
+
 struct rs_tls {
-	void *ssl;		/* the program's session (SSL *) */
+	void *ssl;		/* the program's session (SSL *, gnutls_session_t) */
+	const struct rs_tls_ops *ops;	/* its library's */
 	int fd;			/* its socket */
 	int err;		/* SSL_get_error's answer for the library's own
 				   failure of the last call, or -1 */
@@ -42,10 +68,11 @@ extern int rs_tls_mapped;
 struct rs_tls *rs_tls_find(const void *ssl);
 
 /*
- * Maps ssl to socket fd when fd is a managed descriptor of a rule with
- * `http` (else nothing happens).  Returns the entry, or NULL.
+ * Maps ssl, a session of the library of ops, to socket fd when fd is a
+ * managed descriptor of a rule with `http` (else nothing happens).
+ * Returns the entry, or NULL.
  */
-struct rs_tls *rs_tls_bind(void *ssl, int fd);
+struct rs_tls *rs_tls_bind(void *ssl, int fd, const struct rs_tls_ops *ops);
 
 /* Removes ssl (SSL_free) and frees its entry; the engine lets go of it. */
 void rs_tls_unbind(void *ssl);
