@@ -227,6 +227,14 @@ int64_t rs_hconn_allow(struct rs_fd *e, struct rs_hconn *h)
 		    rs_rng_uniform(), h->prev_wait_ms);
 		h->prev_wait_ms = (uint32_t)wait;
 	}
+	/* A response that closes the connection, on a transport that cannot
+	   make its session anew: handed over now, not after the wait. */
+	if (h->tx != NULL && !h->tx->renews(h) &&
+	    (!h->m.t.res.keep_alive || h->m.t.res.until_close)) {
+		rs_hr_give_up(&h->m);
+		gave_up(e, h, "a new TLS session cannot be made");
+		return -1;
+	}
 	if (rs_clock_after(now, wait) >= rs_io_process_deadline()) {
 		rs_hr_give_up(&h->m);
 		gave_up(e, h, "deadline");

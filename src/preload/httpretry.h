@@ -56,6 +56,8 @@ struct rs_htx {
 	bool (*ready)(const struct rs_hconn *h);
 	/* After a reconnect on fd: the session anew (-errno on failure). */
 	int (*renew)(struct rs_hconn *h, struct rs_fd *e, int fd);
+	/* Whether renew can ever succeed (false: never reconnect). */
+	bool (*renews)(const struct rs_hconn *h);
 };
 
 struct rs_hconn {

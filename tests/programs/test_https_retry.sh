@@ -8,8 +8,10 @@
 # then 200: bare it fails on the first 503; under a policy with `http:`,
 # the clients whose TLS library the library follows (OpenSSL through
 # SSL_set_fd or a BIO of their own: curl, python's urllib and http.client,
-# PHP) get the 200 after three requests at least 1 s apart; those out of
-# reach (a memory BIO: node, asyncio; GnuTLS: wget) must come out as bare.
+# PHP; GnuTLS: wget) get the 200 after three requests at least 1 s apart;
+# those out of reach (a memory BIO: node, asyncio) must come out as bare.
+# wget on a 503 that closes the connection gets it at once (a GnuTLS
+# session is not made anew).
 # Then with curl: a new connection and handshake per retry, a keyless POST
 # sent once, an injected key the same on every try, 404 and a capped
 # Retry-After handed over at once, a download byte-identical; and
@@ -137,7 +139,7 @@ client curl retries curl
 client urllib retries python3
 client httpclient retries python3
 client php retries php
-client wget passes wget
+client wget retries wget
 client asyncio passes python3
 client node passes node
 S=$$
@@ -167,6 +169,19 @@ curl_case "Retry-After: 120 above the cap: handed over at once" \
 	"/t/cap-$S/503/5/120/ka/cl" 22 1 0 $SLACK
 curl_case "a POST without a key is never sent twice" \
 	"/t/post-$S/503/2/1/ka/cl" 22 1 0 $SLACK -d x=1
+
+# GnuTLS: no new session for a replay, so a closing 503 is handed over at
+# once, without a wait or a needless connection.
+if command -v wget >/dev/null 2>&1; then
+	run "$tmp/policy.yaml" sh "$GETS" wget "$base/t/wclose-$S/503/2/1/close/cl"
+	n=$(stat "wclose-$S" count)
+	if [ $rc -eq 8 ] && [ "$n" = 1 ] && [ $ms -lt $SLACK ] &&
+	    grep -q "connects=1 " "$tmp/out"; then
+		ok "wget, 503 with Connection: close: handed over at once (exit 8, 1 request, $ms ms)"
+	else
+		bad "wget, 503 with Connection: close: exit $rc, $n requests, $ms ms"
+	fi
+fi
 
 # POST under idempotency_key: inject: one key, a UUID v4, on every try.
 run "$tmp/inject.yaml" curl -s -f --cacert "$CA" -d x=1 "$base/t/inj-$S/503/2/1/ka/cl"

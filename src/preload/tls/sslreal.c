@@ -9,9 +9,9 @@
 #include "guard.h"
 
 /* The libraries asked when RTLD_NEXT finds nothing (libssl's X509 and
-   ERR functions are libcrypto's). */
+   ERR functions are libcrypto's; GnuTLS's, gnutls.c). */
 static const char *const sonames[] = { "libssl.so.3", "libssl.so.1.1",
-	"libcrypto.so.3", "libcrypto.so.1.1" };
+	"libcrypto.so.3", "libcrypto.so.1.1", "libgnutls.so.30" };
 
 static __attribute__((noinline, cold)) void *resolve(void **slot,
     const char *name)

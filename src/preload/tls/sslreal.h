@@ -13,6 +13,7 @@
 #define RS_SSLREAL_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* SSL_get_error() values (ssl.h; the same in 1.1 and 3). */
 #define RS_SSL_ERROR_NONE 0
@@ -73,6 +74,15 @@ RS_SSL_FN(void, SSL_CTX_free, (void *c))
 RS_SSL_FN(void *, SSL_get_SSL_CTX, (const void *s))
 RS_SSL_FN(void, SSL_get0_alpn_selected, (const void *s,
     const unsigned char **p, unsigned *len))
+
+/* GnuTLS's (libgnutls.so.30), for gnutls.c; the same lazy resolution. */
+RS_SSL_FN(ssize_t, gnutls_record_recv, (void *s, void *buf, size_t n))
+RS_SSL_FN(ssize_t, gnutls_record_send, (void *s, const void *buf, size_t n))
+RS_SSL_FN(size_t, gnutls_record_check_pending, (void *s))
+RS_SSL_FN(void, gnutls_transport_set_int2, (void *s, int r, int w))
+RS_SSL_FN(void, gnutls_transport_set_ptr, (void *s, void *p))
+RS_SSL_FN(void, gnutls_transport_set_ptr2, (void *s, void *r, void *w))
+RS_SSL_FN(void, gnutls_deinit, (void *s))
 
 /*
  * The certificate the peer of ssl presented (a reference the caller

@@ -50,8 +50,7 @@ static int probed(void *ssl, int (*fn)(void *, void *, int), void *buf,
 	return r;
 }
 
-/* The engine state of t's socket, entered; NULL: none, go the plain way. */
-static struct rs_hconn *enter(struct rs_tls *t, struct rs_fd **e)
+struct rs_hconn *rs_tls_enter(struct rs_tls *t, struct rs_fd **e)
 {
 	t->err = -1;
 	t->real_failed = false;
@@ -76,8 +75,7 @@ static int failed(struct rs_tls *t, int r, bool out)
 	return -1;
 }
 
-/* Settles the response before a read: 0, or the program's result. */
-static int settle(struct rs_tls *t, struct rs_hconn *h, struct rs_fd **e)
+int rs_tls_settle(struct rs_tls *t, struct rs_hconn *h, struct rs_fd **e)
 {
 	int r;
 
@@ -89,24 +87,33 @@ static int settle(struct rs_tls *t, struct rs_hconn *h, struct rs_fd **e)
 	/* The response is handed over as it came: it is in the stash. */
 	if (r == -ECANCELED)
 		r = 0;
-	if (r < 0)
-		return failed(t, r, false);
-	if ((*e = rs_fd_get(t->fd)) == NULL)
-		return failed(t, -ECONNRESET, false);
-	return 0;
+	if (r == 0 && (*e = rs_fd_get(t->fd)) == NULL)
+		r = -ECONNRESET;
+	return r;
 }
 
-/* Gives the program up to n stashed bytes; 0 when none are. */
-static int from_stash(struct rs_tls *t, void *buf, int n, bool peek)
+size_t rs_tls_from_stash(struct rs_tls *t, void *buf, size_t n, bool peek)
 {
 	size_t k = rs_tls_stashed(t);
 
-	if (k > (size_t)n)
-		k = (size_t)n;
+	if (k > n)
+		k = n;
 	memcpy(buf, t->stash + t->off, k);
 	if (!peek)
 		t->off += k;
-	return (int)k;
+	return k;
+}
+
+void rs_tls_done(struct rs_fd *e, struct rs_hconn *h, const void *buf,
+    ssize_t r, size_t asked)
+{
+	if (h == NULL)
+		return;
+	if (r > 0)
+		rs_hr_read(&h->m, buf, (size_t)r);
+	else if (r == 0 && asked > 0)
+		rs_hr_read(&h->m, NULL, 0);
+	rs_hconn_leave(e, h);
 }
 
 int rs_tls_read(void *ssl, void *buf, int n, bool peek)
@@ -120,23 +127,20 @@ int rs_tls_read(void *ssl, void *buf, int n, bool peek)
 
 	if (t == NULL)
 		return probed(ssl, fn, buf, n);
-	h = enter(t, &e);
-	if (h != NULL && !peek && (r = settle(t, h, &e)) != 0) {
+	h = rs_tls_enter(t, &e);
+	if (h != NULL && !peek && (r = rs_tls_settle(t, h, &e)) < 0) {
 		rs_hconn_leave(e, h);
-		return r;
+		return failed(t, r, false);
 	}
-	r = n > 0 ? from_stash(t, buf, n, peek) : 0;
+	r = n > 0 ? (int)rs_tls_from_stash(t, buf, (size_t)n, peek) : 0;
 	if (r == 0 && t->eof)
 		t->err = RS_SSL_ERROR_ZERO_RETURN;
 	else if (r == 0)
 		r = fn(ssl, buf, n);
-	if (h != NULL) {
-		if (r > 0 && !peek)
-			rs_hr_read(&h->m, buf, (size_t)r);
-		else if (r == 0 && n > 0)
-			rs_hr_read(&h->m, NULL, 0);
+	if (peek && h != NULL)
 		rs_hconn_leave(e, h);
-	}
+	else
+		rs_tls_done(e, h, buf, r, (size_t)(n > 0 ? n : 0));
 	return r;
 }
 
@@ -150,7 +154,7 @@ int rs_tls_write(void *ssl, const void *buf, int n)
 	if (t == NULL)
 		return probed(ssl, (int (*)(void *, void *, int))
 		    rs_ssl_SSL_write(), (void *)buf, n);
-	if (n <= 0 || (h = enter(t, &e)) == NULL)
+	if (n <= 0 || (h = rs_tls_enter(t, &e)) == NULL)
 		return rs_ssl_SSL_write()(ssl, buf, n);
 	r = rs_hconn_write(h, e, t->fd, buf, (size_t)n, 0);
 	rs_hconn_leave(e, h);

@@ -13,6 +13,11 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
+
+#include "fdtable.h"
+#include "httpretry.h"
+#include "tlsmap.h"
 
 /*
  * The program reads (peek: looks at) up to n bytes of session ssl into
@@ -38,5 +43,26 @@ int rs_tls_has_pending(const void *ssl);
 
 /* Whether a session may be of an HTTP rule at all: one load. */
 bool rs_tls_wanted(void);
+
+/*
+ * The pieces the read and write wrappers of each TLS library share.
+ * rs_tls_enter: the engine state of t's socket, entered (clears t's
+ * noted failure); NULL: go the plain way.
+ */
+struct rs_hconn *rs_tls_enter(struct rs_tls *t, struct rs_fd **e);
+
+/*
+ * Before a read with h entered: settles the response (retrying as the
+ * rule allows).  Returns 0 (read on: the stash first), or -errno; *e is
+ * the descriptor's entry afterwards.
+ */
+int rs_tls_settle(struct rs_tls *t, struct rs_hconn *h, struct rs_fd **e);
+
+/* Copies up to n stashed bytes to buf (consumed unless peek). */
+size_t rs_tls_from_stash(struct rs_tls *t, void *buf, size_t n, bool peek);
+
+/* After a read of r bytes (asked: n) with h entered or NULL: feeds, leaves. */
+void rs_tls_done(struct rs_fd *e, struct rs_hconn *h, const void *buf,
+    ssize_t r, size_t asked);
 
 #endif /* RS_TLSIO_H */

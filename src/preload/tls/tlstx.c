@@ -155,10 +155,18 @@ static int renew(struct rs_hconn *h, struct rs_fd *e, int fd)
 	return t->ops->renew(t, h, e, fd);
 }
 
+static bool renews(const struct rs_hconn *h)
+{
+	const struct rs_tls *t = h->tx_ctx;
+
+	return t->ops->renew != NULL;
+}
+
 const struct rs_htx rs_tls_tx = {
 	.peek = peek,
 	.recv = recv_tls,
 	.send = send_tls,
 	.ready = ready,
 	.renew = renew,
+	.renews = renews,
 };
