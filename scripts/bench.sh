@@ -272,8 +272,8 @@ row epoll_10k_idle_r30s r30s "$REPS" b_epoll 30000 1000 3000 1
 row connect_close default "$REPS" b_connect 10000 1000 3000 1
 row bulk_512MiB rw5s 3 b_bulk 512
 if [ -s "$tmp/tls.pem" ]; then
-	row tls_pingpong_unmanaged unmanaged "$REPS" b_tls 20000
-	row tls_pingpong_default default "$REPS" b_tls 20000
+	row tls_pingpong_unmanaged unmanaged "$REPS" b_tls 20000 1000 3000 1
+	row tls_pingpong_default default "$REPS" b_tls 20000 1000 3000 1
 else
 	echo "SKIPPED tls rows: the openssl CLI missing" >>"$tmp/detail"
 fi
