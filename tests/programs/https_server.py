@@ -10,10 +10,17 @@ to --port-file once ready:
      so that a replay that makes the session anew meets a certificate the
      client must refuse.  B resumes no session (a resumed one shows no
      certificate).
-Every path of http_server.py works on both, sharing one set of counters.
+Every path of http_server.py works on both, sharing one set of counters,
+and one more, for the record boundaries of the engine's reads:
+  /split/ID/SEED/FAILS
+      The first FAILS requests for ID get 503 with Retry-After: 0, the next
+      200 "split ID N"; each response (head and body, chunked) is written
+      in pieces of 1 to 40 bytes drawn from SEED and the request's number,
+      each piece its own TLS record.
 """
 import argparse
 import os
+import random
 import ssl
 import sys
 import threading
@@ -31,7 +38,29 @@ class Handler(http_server.Handler):
             ARMED[0] = int(self.path.split("/")[2])
             self.reply(200, b"armed\n")
             return
+        if self.path.startswith("/split/"):
+            self.split(*self.path.split("/")[2:5])
+            return
         super().handle_any()
+
+    def split(self, ident, seed, fails):
+        n = http_server.record(ident, self.command, None)
+        if n <= int(fails):
+            head = b"HTTP/1.1 503 Busy\r\nRetry-After: 0\r\n"
+            body = b"busy %d\n" % n
+        else:
+            head = b"HTTP/1.1 200 OK\r\n"
+            body = b"split %s %d\n" % (ident.encode(), n)
+        out = (head + b"Transfer-Encoding: chunked\r\n\r\n" +
+               b"".join(b"%x\r\n%s\r\n" % (len(body[i:i + 3]), body[i:i + 3])
+                        for i in range(0, len(body), 3)) + b"0\r\n\r\n")
+        rng = random.Random("%s/%d" % (seed, n))
+        i = 0
+        while i < len(out):
+            k = rng.randint(1, 40)
+            self.wfile.write(out[i:i + k])
+            self.wfile.flush()
+            i += k
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = handle_any
 

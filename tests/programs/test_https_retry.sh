@@ -17,7 +17,8 @@
 # Retry-After handed over at once, a download byte-identical; and
 # certificates: an unknown CA and a wrong name fail as bare, and a replay
 # whose new handshake meets another certificate hands the 503 over as it
-# came (curl, python).  Missing clients are SKIPPED cases.
+# came (curl, python); responses split at random points into many TLS
+# records.  Missing clients are SKIPPED cases.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 B=${RS_BUILD:-$PWD/build}
@@ -70,6 +71,7 @@ version: 1
 hosts:
   - match: 127.0.0.1
     backoff: { base: 100ms, cap: 1s }
+    retry_budget: { ratio: 1, min_per_second: 1000, window: 10s, scope: process }
     http:
       retry_on_status: [429, 503]
       attempts: 3
@@ -182,6 +184,35 @@ if command -v wget >/dev/null 2>&1; then
 		bad "wget, 503 with Connection: close: exit $rc, $n requests, $ms ms"
 	fi
 fi
+
+# Record boundaries: responses (503, 503, then 200, chunked) written in
+# pieces of 1 to 40 bytes, each its own TLS record, at points drawn from a
+# seed per URL: the engine's read-ahead must judge, drain and hand over
+# across them.  Many URLs per process: curl (its own BIO), urllib
+# (SSL_set_fd), wget (GnuTLS).
+split_case() {
+	name=$1 k=$2
+	shift 2
+	urls=""
+	for i in $(seq 1 "$k"); do
+		urls="$urls $base/split/$name$i-$S/$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')/2"
+	done
+	# shellcheck disable=SC2086
+	run "$tmp/policy.yaml" "$@" $urls
+	got=$(grep -c "^split $name[0-9]*-$S 3$" "$tmp/out")
+	if [ $rc -eq 0 ] && [ "$got" = "$k" ]; then
+		ok "record boundaries, $name: $k responses split at random points, each after 2 retries"
+	else
+		bad "record boundaries, $name: exit $rc, $got of $k right"
+	fi
+}
+split_case curl 20 curl -s -f --cacert "$CA"
+split_case urllib 20 python3 -c 'import ssl, sys, urllib.request
+c = ssl.create_default_context(cafile=sys.argv[1])
+for u in sys.argv[2:]:
+    print(urllib.request.urlopen(u, context=c).read().decode(), end="")' "$CA"
+command -v wget >/dev/null 2>&1 &&
+    split_case wget 10 wget -q -O - --tries=1 --ca-certificate="$CA"
 
 # POST under idempotency_key: inject: one key, a UUID v4, on every try.
 run "$tmp/inject.yaml" curl -s -f --cacert "$CA" -d x=1 "$base/t/inj-$S/503/2/1/ka/cl"
