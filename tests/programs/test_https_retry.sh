@@ -199,7 +199,7 @@ split_case() {
 	done
 	# shellcheck disable=SC2086
 	run "$tmp/policy.yaml" "$@" $urls
-	got=$(grep -c "^split $name[0-9]*-$S 3$" "$tmp/out")
+	got=$(grep -c "^split ${name}[0-9]*-$S 3$" "$tmp/out")
 	if [ $rc -eq 0 ] && [ "$got" = "$k" ]; then
 		ok "record boundaries, $name: $k responses split at random points, each after 2 retries"
 	else
