@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tls_pingpong.c - 1-byte round trips over loopback TLS, through
  * OpenSSL's SSL_write and SSL_read: what the library's TLS wrappers cost a

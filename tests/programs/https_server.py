@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """https_server.py - http_server.py's scenarios behind TLS, for the tests
 of HTTP retries over TLS (test_https_retry.sh).
 

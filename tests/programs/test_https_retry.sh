@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_https_retry.sh - HTTP/1.x status retries over TLS (SPEC 9, "Over
 # TLS") with real clients against tests/programs/https_server.py (the
 # plaintext test server behind python's ssl, with a throw-away CA and

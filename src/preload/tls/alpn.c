@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * alpn.c - the ALPN offers of TLS programs, and their rewriting for
  * `alpn: http/1.1` rules (alpn.h).  An offer is kept as two bits per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * alpn.h - the `alpn` setting of http rules over TLS (SPEC 9): a program
  * that offers both h2 and http/1.1 offers http/1.1 alone on connections

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gnutls.c - GnuTLS's names this library exports, and GnuTLS's calls
  * for the engine's transport (gnutls.h).  A session is tied to its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gnutls.h - GnuTLS sessions for the engine (gnutls.c): the calls of
  * struct rs_tls_ops.  A GnuTLS session is not made anew for a replay on

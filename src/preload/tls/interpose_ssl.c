@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * interpose_ssl.c - the OpenSSL names this library exports (libssl 3 and
  * 1.1 share them): each a guard, a look-up and a delegation to tlsio.h,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ossl.c - OpenSSL's calls on a session for the engine's transport
  * (tlsmap.h's struct rs_tls_ops), and the making anew of a session for a

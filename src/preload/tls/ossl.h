@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ossl.h - OpenSSL sessions for the engine (ossl.c): their calls, and a
  * session made anew for a replay on a new connection.  Thread-safety:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sslreal.c - finds OpenSSL's functions: the next definition after this
  * library, else the libssl already loaded (see sslreal.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sslreal.h - OpenSSL's own functions behind the names this library
  * interposes, and the few more it calls, resolved lazily: the library

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tlsio.c - the program's SSL_read and SSL_write through the HTTP retry
  * engine (tlsio.h).  The engine is the plaintext one (httpretry.c), fed
@@ -22,8 +23,6 @@
 #include "tlstx.h"
 #include "ossl.h"
 
-__thread int rs_tls_probe_fd __attribute__((tls_model("initial-exec"))) = -2;
-__thread int rs_tls_connect_fd __attribute__((tls_model("initial-exec"))) = -1;
 
 bool rs_tls_wanted(void)
 {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tlsio.h - the program's plaintext calls on an OpenSSL session
  * (SSL_read, SSL_write and their kin, interpose_ssl.c), through the HTTP

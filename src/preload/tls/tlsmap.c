@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tlsmap.c - the map from a TLS session to its socket (tlsmap.h): an
  * open-addressed table of RS_TLS_SLOTS pointers, probed linearly from the

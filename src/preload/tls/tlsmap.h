@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tlsmap.h - the TLS sessions (OpenSSL SSL objects) of HTTP-rule
  * connections, each tied to its socket: what the program's SSL_read and

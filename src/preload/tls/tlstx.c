@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tlstx.c - the engine's transport over the program's TLS session, of
  * whichever library (tlstx.h).

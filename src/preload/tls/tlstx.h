@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tlstx.h - the HTTP retry engine's transport over an OpenSSL session:
  * the engine's looks at a response, its drains and its resends go

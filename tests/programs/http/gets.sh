@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # gets.sh CLIENT URL - one HTTPS GET by a real client, for the tests of
 # HTTP retries over TLS: trusts the CA in $RS_CA, prints the body and
 # exits 0 on a 200, non-zero otherwise (wget: --tries=1, so that its own
