@@ -173,6 +173,23 @@ curl_case "Retry-After: 120 above the cap: handed over at once" \
 curl_case "a POST without a key is never sent twice" \
 	"/t/post-$S/503/2/1/ka/cl" 22 1 0 $SLACK -d x=1
 
+# Zero-byte SSL_write_ex and SSL_read_ex succeed, as OpenSSL's own do
+# (python's send(b"") raised SSLEOFError under the library: CPython's
+# test_ssl test_read_write_zero).
+zero='import socket, ssl, sys
+c = ssl.create_default_context(cafile=sys.argv[2])
+s = c.wrap_socket(socket.create_connection(("127.0.0.1", int(sys.argv[1]))),
+                  server_hostname="127.0.0.1")
+print(s.send(b""), s.recv(0), end=" ")
+s.sendall(b"GET /t/zero-%s/404/0/-/ka/cl HTTP/1.1\r\nHost: x\r\n\r\n" % sys.argv[3].encode())
+print(s.recv(12).decode())'
+run "$tmp/policy.yaml" python3 -c "$zero" "$port" "$CA" "$S"
+if [ $rc -eq 0 ] && grep -q "^0 b'' HTTP/1.1 200" "$tmp/out"; then
+	ok "python send(b\"\") and recv(0) on a followed session: 0 and b'', as bare"
+else
+	bad "python send(b\"\") and recv(0) on a followed session: exit $rc"
+fi
+
 # GnuTLS: no new session for a replay, so a closing 503 is handed over at
 # once, without a wait or a needless connection.
 if command -v wget >/dev/null 2>&1; then

@@ -8,6 +8,7 @@
  * The types are opaque (no OpenSSL header): an SSL* is a void *.
  */
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "alpn.h"
@@ -53,11 +54,21 @@ int SSL_peek(void *s, void *buf, int n)
 	return rs_tls_read(s, buf, n, true);
 }
 
-/* The _ex forms through the int ones, as OpenSSL's own are. */
+/*
+ * The _ex forms through the int ones, as OpenSSL's own are, for the
+ * sessions the library follows; any other, and a call of 0 bytes (which
+ * the _ex forms take as a success, the int ones not), goes to OpenSSL's
+ * own _ex function.
+ */
 static int as_ex(int r, size_t *count)
 {
 	*count = r > 0 ? (size_t)r : 0;
 	return r > 0;
+}
+
+static bool own_ex(const void *s, size_t n)
+{
+	return !rs_tls_wanted() || n == 0 || rs_tls_find(s) == NULL;
 }
 
 static int clamp(size_t n)
@@ -67,14 +78,14 @@ static int clamp(size_t n)
 
 int SSL_read_ex(void *s, void *buf, size_t n, size_t *got)
 {
-	if (!rs_tls_wanted())
+	if (own_ex(s, n))
 		return rs_ssl_SSL_read_ex()(s, buf, n, got);
 	return as_ex(rs_tls_read(s, buf, clamp(n), false), got);
 }
 
 int SSL_peek_ex(void *s, void *buf, size_t n, size_t *got)
 {
-	if (!rs_tls_wanted())
+	if (own_ex(s, n))
 		return rs_ssl_SSL_peek_ex()(s, buf, n, got);
 	return as_ex(rs_tls_read(s, buf, clamp(n), true), got);
 }
@@ -88,7 +99,7 @@ int SSL_write(void *s, const void *buf, int n)
 
 int SSL_write_ex(void *s, const void *buf, size_t n, size_t *put)
 {
-	if (!rs_tls_wanted())
+	if (own_ex(s, n))
 		return rs_ssl_SSL_write_ex()(s, buf, n, put);
 	return as_ex(rs_tls_write(s, buf, clamp(n)), put);
 }
