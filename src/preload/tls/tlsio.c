@@ -127,7 +127,8 @@ int rs_tls_read(void *ssl, void *buf, int n, bool peek)
 	if (t == NULL)
 		return probed(ssl, fn, buf, n);
 	h = rs_tls_enter(t, &e);
-	if (h != NULL && !peek && (r = rs_tls_settle(t, h, &e)) < 0) {
+	/* A peek, too, sees only a response the program may see. */
+	if (h != NULL && (r = rs_tls_settle(t, h, &e)) < 0) {
 		rs_hconn_leave(e, h);
 		return failed(t, r, false);
 	}

@@ -135,6 +135,23 @@ static void detach(struct rs_tls *t)
 	rs_fd_unlock(e);
 }
 
+/*
+ * A tombstone at i followed by a never-used slot ends no probe that could
+ * go further: it becomes never-used too, and so does each tombstone before
+ * it, so that a missing session's probe (every TLS call of a session not
+ * followed) stays short however many sessions came and went.  Locked.
+ */
+static void sweep(size_t i)
+{
+	for (size_t n = 0; n < RS_TLS_SLOTS; n++) {
+		if (slots[(i + 1) % RS_TLS_SLOTS].ssl != NULL ||
+		    slots[i].ssl != TOMB)
+			return;
+		__atomic_store_n(&slots[i].ssl, NULL, __ATOMIC_RELEASE);
+		i = (i + RS_TLS_SLOTS - 1) % RS_TLS_SLOTS;
+	}
+}
+
 void rs_tls_unbind(void *ssl)
 {
 	size_t i = hash(ssl);
@@ -150,6 +167,7 @@ void rs_tls_unbind(void *ssl)
 		t = slots[i].t;
 		__atomic_store_n(&slots[i].t, NULL, __ATOMIC_RELEASE);
 		__atomic_store_n(&slots[i].ssl, TOMB, __ATOMIC_RELEASE);
+		sweep(i);
 		break;
 	}
 	drop_lock();
