@@ -140,6 +140,9 @@ client() {
 
 client curl retries curl
 client urllib retries python3
+# With a timeout python's socket is non-blocking: OpenSSL's WANT_READ, its
+# own poll, and the retry inside its read.
+client urllib_timeout retries python3
 client httpclient retries python3
 client php retries php
 client wget retries wget

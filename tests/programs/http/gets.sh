@@ -11,6 +11,9 @@ case $1 in
 	urllib) python3 -c 'import ssl, sys, urllib.request
 c = ssl.create_default_context(cafile=sys.argv[2])
 print(urllib.request.urlopen(sys.argv[1], context=c).read().decode(), end="")' "$2" "$RS_CA" ;;
+	urllib_timeout) python3 -c 'import ssl, sys, urllib.request
+c = ssl.create_default_context(cafile=sys.argv[2])
+print(urllib.request.urlopen(sys.argv[1], context=c, timeout=10).read().decode(), end="")' "$2" "$RS_CA" ;;
 	httpclient) python3 -c 'import ssl, sys, http.client, urllib.parse
 u = urllib.parse.urlsplit(sys.argv[1])
 c = http.client.HTTPSConnection(u.hostname, u.port,
