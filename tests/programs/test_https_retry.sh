@@ -148,6 +148,7 @@ client php retries php
 client wget retries wget
 client asyncio passes python3
 client node passes node
+client nodefetch passes node
 S=$$
 
 # curl_case NAME PATH WANT_RC WANT_N LO_MS HI_MS [CURL ARGS...]

@@ -37,6 +37,9 @@ sys.exit(0 if asyncio.run(main(sys.argv[1])) else 1)' "$2" "$RS_CA" ;;
   let b = ""; res.on("data", (d) => b += d);
   res.on("end", () => { process.stdout.write(b); process.exit(res.statusCode == 200 ? 0 : 1); });
 }).on("error", (e) => { console.error(e.message); process.exit(2); });' "$2" ;;
+	nodefetch) NODE_EXTRA_CA_CERTS=$RS_CA node -e 'fetch(process.argv[1]).then(async (r) => {
+  process.stdout.write(await r.text()); process.exit(r.status == 200 ? 0 : 1);
+}).catch((e) => { console.error(e.message); process.exit(2); });' "$2" ;;
 	php) php -r '$c = stream_context_create(["ssl" => ["cafile" => $argv[2]]]);
 $b = @file_get_contents($argv[1], false, $c); if ($b === false) exit(1); echo $b;' "$2" "$RS_CA" ;;
 	esac
