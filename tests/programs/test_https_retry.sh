@@ -361,6 +361,56 @@ else
 	skip "nginx not installed: the alpn cases"
 fi
 
+# Inbound deadlines (SPEC 10) for a server that reads its requests through
+# OpenSSL: a request whose X-Request-Deadline has passed makes the
+# server's next connect fail at once with ETIMEDOUT (110), where the same
+# connect to a closed port is refused (111) before and after it.
+cat >"$tmp/insrv.py" <<'PY'
+import socket, ssl, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+class H(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *a): pass
+    def do_GET(self):
+        try:
+            socket.create_connection(("127.0.0.1", 9), timeout=5).close()
+            e = 0
+        except OSError as x:
+            e = x.errno
+        b = ("errno %d\n" % e).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(b)))
+        self.end_headers()
+        self.wfile.write(b)
+c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+c.load_cert_chain(sys.argv[1], sys.argv[2])
+s = HTTPServer(("127.0.0.1", 0), H)
+s.socket = c.wrap_socket(s.socket, server_side=True)
+with open(sys.argv[3] + ".tmp", "w") as f:
+    f.write(str(s.server_address[1]))
+import os
+os.rename(sys.argv[3] + ".tmp", sys.argv[3])
+s.serve_forever()
+PY
+printf 'version: 1\ninbound_deadline: X-Request-Deadline\ndefaults:\n  attempts: 1\n' \
+	>"$tmp/in.yaml"
+LD_PRELOAD=$LIB RESOLUTE_POLICY=$tmp/in.yaml RESOLUTE_LOG=info \
+	timeout 60 python3 "$tmp/insrv.py" "$tmp/good.pem" "$tmp/good.key" \
+	"$tmp/inport" 2>"$tmp/in.log" &
+in_pid=$!
+i=0
+while [ ! -s "$tmp/inport" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+inu=https://127.0.0.1:$(cat "$tmp/inport" 2>/dev/null)
+got=$(curl -s --cacert "$CA" "$inu/a"; curl -s --cacert "$CA" \
+	-H "X-Request-Deadline: 1000" "$inu/b"; curl -s --cacert "$CA" "$inu/c")
+kill "$in_pid" 2>/dev/null
+if [ "$(echo $got)" = "errno 111 errno 110 errno 111" ] &&
+    grep -q "deadline passed" "$tmp/in.log"; then
+	ok "inbound deadline read through SSL_read: the server's connect fails at once (110), before and after refused (111)"
+else
+	bad "inbound deadline over TLS: got '$(echo $got)'"
+fi
+
 # A download through an http rule, byte-identical.
 MB=${RS_HTTPS_MB:-200}
 bare curl -s --cacert "$CA" -o "$tmp/bare.bin" "$base/big/dlb-$S/$MB"

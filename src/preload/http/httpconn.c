@@ -272,6 +272,20 @@ bool rs_httpconn_lost(struct rs_httpconn *c)
 	return c->h.pass;
 }
 
+void rs_httpconn_wrote(struct rs_httpconn *c, int fd, const void *p, size_t n)
+{
+	struct iovec v = { (void *)p, n };
+	enum rs_http_event ev;
+	int save = errno;
+
+	if (n == 0 || !rs_httpconn_try(c))
+		return;
+	if (!rs_httpconn_lost(c))
+		rs_httpconn_feed(c, fd, RS_HTTP_RES, &v, 1, n, false, &ev);
+	rs_httpconn_put(c);
+	errno = save;
+}
+
 void rs_httpconn_read(struct rs_httpconn *c, int fd, const struct iovec *iov,
     int cnt, ssize_t r)
 {

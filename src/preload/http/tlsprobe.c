@@ -8,3 +8,4 @@
 
 __thread int rs_tls_probe_fd __attribute__((tls_model("initial-exec"))) = -2;
 __thread int rs_tls_connect_fd __attribute__((tls_model("initial-exec"))) = -1;
+__thread int rs_tls_plain_fd __attribute__((tls_model("initial-exec"))) = -1;

@@ -37,4 +37,11 @@ static inline bool rs_tls_probed(int fd)
  */
 extern __thread int rs_tls_connect_fd __attribute__((tls_model("initial-exec")));
 
+/*
+ * The socket an OpenSSL call on an inbound connection (a server's) is
+ * under way on (-1: none): its records are not the HTTP the tracker
+ * follows there; the call feeds the plaintext itself (tls/inbound.h).
+ */
+extern __thread int rs_tls_plain_fd __attribute__((tls_model("initial-exec")));
+
 #endif /* RS_TLSPROBE_H */

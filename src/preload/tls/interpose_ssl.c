@@ -13,6 +13,7 @@
 
 #include "alpn.h"
 #include "guard.h"
+#include "inbound.h"
 #include "ossl.h"
 #include "sslreal.h"
 #include "tlsio.h"
@@ -34,14 +35,33 @@ EXPORT int SSL_set_fd(void *s, int fd);
 EXPORT int SSL_connect(void *s);
 EXPORT int SSL_do_handshake(void *s);
 EXPORT void SSL_free(void *s);
+EXPORT int SSL_accept(void *s);
 EXPORT int SSL_set_alpn_protos(void *s, const unsigned char *p,
     unsigned len);
 EXPORT int SSL_CTX_set_alpn_protos(void *c, const unsigned char *p,
     unsigned len);
 EXPORT void SSL_CTX_free(void *c);
 
+/*
+ * INBOUND(call, p, count, out): on a server's session the inbound
+ * tracker follows (inbound.h), the real call, its plaintext fed.
+ */
+#define INBOUND(call, p, count, out)                                    \
+	do {                                                            \
+		struct rs_httpconn *c_;                                 \
+		int fd_, r_;                                            \
+		if (rs_tls_in_begin(s, &c_, &fd_)) {                    \
+			r_ = (call);                                    \
+			rs_tls_in_done(c_, fd_, out, p, (long)(count)); \
+			return r_;                                      \
+		}                                                       \
+	} while (0)
+
 int SSL_read(void *s, void *buf, int n)
 {
+	int r;
+
+	INBOUND(r = rs_ssl_SSL_read()(s, buf, n), buf, r, false);
 	if (!rs_tls_wanted())
 		return rs_ssl_SSL_read()(s, buf, n);
 	return rs_tls_read(s, buf, n, false);
@@ -49,6 +69,9 @@ int SSL_read(void *s, void *buf, int n)
 
 int SSL_peek(void *s, void *buf, int n)
 {
+	int r;
+
+	INBOUND(r = rs_ssl_SSL_peek()(s, buf, n), buf, 0, false);
 	if (!rs_tls_wanted())
 		return rs_ssl_SSL_peek()(s, buf, n);
 	return rs_tls_read(s, buf, n, true);
@@ -78,6 +101,10 @@ static int clamp(size_t n)
 
 int SSL_read_ex(void *s, void *buf, size_t n, size_t *got)
 {
+	int r;
+
+	INBOUND(r = rs_ssl_SSL_read_ex()(s, buf, n, got), buf, r == 1 ? *got :
+	    0, false);
 	if (own_ex(s, n))
 		return rs_ssl_SSL_read_ex()(s, buf, n, got);
 	return as_ex(rs_tls_read(s, buf, clamp(n), false), got);
@@ -85,6 +112,9 @@ int SSL_read_ex(void *s, void *buf, size_t n, size_t *got)
 
 int SSL_peek_ex(void *s, void *buf, size_t n, size_t *got)
 {
+	int r;
+
+	INBOUND(r = rs_ssl_SSL_peek_ex()(s, buf, n, got), buf, 0, false);
 	if (own_ex(s, n))
 		return rs_ssl_SSL_peek_ex()(s, buf, n, got);
 	return as_ex(rs_tls_read(s, buf, clamp(n), true), got);
@@ -92,6 +122,9 @@ int SSL_peek_ex(void *s, void *buf, size_t n, size_t *got)
 
 int SSL_write(void *s, const void *buf, int n)
 {
+	int r;
+
+	INBOUND(r = rs_ssl_SSL_write()(s, buf, n), buf, r, true);
 	if (!rs_tls_wanted())
 		return rs_ssl_SSL_write()(s, buf, n);
 	return rs_tls_write(s, buf, n);
@@ -99,6 +132,10 @@ int SSL_write(void *s, const void *buf, int n)
 
 int SSL_write_ex(void *s, const void *buf, size_t n, size_t *put)
 {
+	int r;
+
+	INBOUND(r = rs_ssl_SSL_write_ex()(s, buf, n, put), buf, r == 1 ?
+	    *put : 0, true);
 	if (own_ex(s, n))
 		return rs_ssl_SSL_write_ex()(s, buf, n, put);
 	return as_ex(rs_tls_write(s, buf, clamp(n)), put);
@@ -143,9 +180,20 @@ int SSL_connect(void *s)
 
 int SSL_do_handshake(void *s)
 {
+	int r;
+
+	INBOUND(r = rs_ssl_SSL_do_handshake()(s), NULL, 0, false);
 	if (!rs_tls_wanted())
 		return rs_ssl_SSL_do_handshake()(s);
 	return rs_tls_handshake(s, rs_ssl_SSL_do_handshake());
+}
+
+int SSL_accept(void *s)
+{
+	int r;
+
+	INBOUND(r = rs_ssl_SSL_accept()(s), NULL, 0, false);
+	return rs_ssl_SSL_accept()(s);
 }
 
 void SSL_free(void *s)

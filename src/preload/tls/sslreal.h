@@ -72,6 +72,9 @@ RS_SSL_FN(int, SSL_set_alpn_protos, (void *s, const unsigned char *p,
 RS_SSL_FN(int, SSL_CTX_set_alpn_protos, (void *c, const unsigned char *p,
     unsigned len))
 RS_SSL_FN(void, SSL_CTX_free, (void *c))
+RS_SSL_FN(int, SSL_is_server, (const void *s))
+RS_SSL_FN(int, SSL_get_fd, (const void *s))
+RS_SSL_FN(int, SSL_accept, (void *s))
 RS_SSL_FN(void *, SSL_get_SSL_CTX, (const void *s))
 RS_SSL_FN(void, SSL_get0_alpn_selected, (const void *s,
     const unsigned char **p, unsigned *len))
