@@ -92,7 +92,8 @@ t = s["times"]
 if f == "count": print(s["count"])
 elif f == "span_ms": print(int((t[-1] - t[0]) * 1000) if t else 0)
 elif f == "keys": print(" ".join(sorted({k for k in s["keys"] if k})))
-elif f == "nokey": print(sum(1 for k in s["keys"] if not k))' \
+elif f == "nokey": print(sum(1 for k in s["keys"] if not k))
+elif f == "deadlines": print(" ".join(",".join(d) or "-" for d in s["deadlines"]))' \
 		"$base/_stats/$1" "$2" "$CA"
 }
 arm() { curl -s --cacert "$CA" "$base/_arm/$1" >/dev/null; }
@@ -360,6 +361,33 @@ NGX
 else
 	skip "nginx not installed: the alpn cases"
 fi
+
+# Outbound deadlines (SPEC 10): under RESOLUTE_DEADLINE, a rule with
+# deadline_header gives each request head the header on its way into the
+# session (curl: its own BIO; python: SSL_set_fd), with `http` on every
+# try of a retried request too.
+printf 'version: 1\nhosts:\n  - match: 127.0.0.1\n    deadline_header: X-Request-Deadline\n' \
+	>"$tmp/dh.yaml"
+printf 'version: 1\nhosts:\n  - match: 127.0.0.1\n    deadline_header: X-Request-Deadline\n    http:\n      retry_on_status: [503]\n' \
+	>"$tmp/dh2.yaml"
+dl=$(($(now_ms) + 20000))
+dh_case() {
+	name=$1 pol=$2 path=$3 want=$4
+	shift 4
+	run "$pol" env RESOLUTE_DEADLINE=$dl "$@" "$base$path"
+	got=$(stat "$(echo "$path" | cut -d/ -f3)" deadlines)
+	if [ $rc -eq 0 ] && [ "$got" = "$want" ]; then
+		ok "deadline header over TLS, $name: $got"
+	else
+		bad "deadline header over TLS, $name: exit $rc, server saw '$got' (want '$want')"
+	fi
+}
+dh_case curl "$tmp/dh.yaml" "/t/dhc-$S/200/0/-/ka/cl" "$dl" \
+	curl -s -f --cacert "$CA"
+dh_case urllib "$tmp/dh.yaml" "/t/dhu-$S/200/0/-/ka/cl" "$dl" \
+	sh "$GETS" urllib
+dh_case "curl, http too, 503 then 200" "$tmp/dh2.yaml" \
+	"/t/dhr-$S/503/1/0/ka/cl" "$dl $dl" curl -s -f --cacert "$CA"
 
 # Inbound deadlines (SPEC 10) for a server that reads its requests through
 # OpenSSL: a request whose X-Request-Deadline has passed makes the

@@ -119,7 +119,7 @@ RS_HOT void rs_httpconn_connecting(int fd, const struct rs_fd *e)
 {
 	struct rs_httpconn *c;
 
-	if (e && e->settings->http.enabled) {
+	if (e && (e->settings->http.enabled || e->settings->deadline_header[0])) {
 		/* Its TLS session, if any, may need following (tls/). */
 		if (!(rs_runtime_rare_get() & RS_RARE_HTTPRULE))
 			rs_runtime_rare_set(RS_RARE_HTTPRULE);
@@ -306,9 +306,35 @@ void rs_httpconn_read(struct rs_httpconn *c, int fd, const struct iovec *iov,
 	errno = save;
 }
 
+/*
+ * A send into the TLS session of the call under way (tlsprobe.h), buffer
+ * by buffer, stopping at one that does not go whole.
+ */
+static ssize_t sink_send(const struct msghdr *msg)
+{
+	const struct rs_tls_sink *k = rs_tls_sink_now;
+	ssize_t total = 0, r;
+
+	for (size_t i = 0; i < msg->msg_iovlen; i++) {
+		const struct iovec *v = &msg->msg_iov[i];
+
+		if (v->iov_len == 0)
+			continue;
+		r = k->send(k->ctx, v->iov_base, v->iov_len);
+		if (r < 0)
+			return total > 0 ? total : r;
+		total += r;
+		if ((size_t)r < v->iov_len)
+			break;
+	}
+	return total;
+}
+
 ssize_t rs_httpconn_raw_send(struct rs_fd *e, int fd, const struct msghdr *msg,
     int flags)
 {
+	if (__builtin_expect(rs_tls_sink_now != NULL, 0))
+		return sink_send(msg);
 	if (e)
 		return rs_hio_sendmsg(e, fd, msg, flags);
 	return RS_NEG_ERRNO(rs_real_sendmsg(fd, msg, flags));

@@ -9,3 +9,5 @@
 __thread int rs_tls_probe_fd __attribute__((tls_model("initial-exec"))) = -2;
 __thread int rs_tls_connect_fd __attribute__((tls_model("initial-exec"))) = -1;
 __thread int rs_tls_plain_fd __attribute__((tls_model("initial-exec"))) = -1;
+__thread const struct rs_tls_sink *rs_tls_sink_now
+    __attribute__((tls_model("initial-exec")));

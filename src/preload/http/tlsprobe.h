@@ -13,6 +13,8 @@
 #define RS_TLSPROBE_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
 
 /* -2: not probing; -1: probing, no socket seen yet; else the socket. */
 extern __thread int rs_tls_probe_fd __attribute__((tls_model("initial-exec")));
@@ -43,5 +45,18 @@ extern __thread int rs_tls_connect_fd __attribute__((tls_model("initial-exec")))
  * follows there; the call feeds the plaintext itself (tls/inbound.h).
  */
 extern __thread int rs_tls_plain_fd __attribute__((tls_model("initial-exec")));
+
+/*
+ * Where the deadline tracker's sends go during a TLS write of the program
+ * (NULL: the socket): the session's plaintext, so that a request head
+ * gets its deadline header on its way into SSL_write.  send returns the
+ * bytes taken or -errno.
+ */
+struct rs_tls_sink {
+	ssize_t (*send)(void *ctx, const void *p, size_t n);
+	void *ctx;
+};
+extern __thread const struct rs_tls_sink *rs_tls_sink_now
+    __attribute__((tls_model("initial-exec")));
 
 #endif /* RS_TLSPROBE_H */

@@ -14,6 +14,8 @@
 #include "clock.h"
 #include "fdtable.h"
 #include "guard.h"
+#include "httpconn.h"
+#include "httpout.h"
 #include "io.h"
 #include "io_block.h"
 #include "runtime.h"
@@ -115,17 +117,47 @@ void rs_tls_done(struct rs_fd *e, struct rs_hconn *h, const void *buf,
 	rs_hconn_leave(e, h);
 }
 
+/* The deadline tracker of t's socket (outbound), or NULL. */
+static struct rs_httpconn *outbound(const struct rs_tls *t)
+{
+	struct rs_httpconn *c = rs_httpconn_get(t->fd);
+
+	return c != NULL && !c->inbound ? c : NULL;
+}
+
+static int read_bound(struct rs_tls *t, void *ssl, void *buf, int n,
+    bool peek);
+
 int rs_tls_read(void *ssl, void *buf, int n, bool peek)
+{
+	struct rs_tls *t = rs_tls_find(ssl);
+	struct rs_httpconn *c;
+	int r;
+
+	if (t == NULL)
+		return probed(ssl, peek ? rs_ssl_SSL_peek() : rs_ssl_SSL_read(),
+		    buf, n);
+	/* The session's records on its socket are not the trackers'. */
+	rs_tls_plain_fd = t->fd;
+	r = read_bound(t, ssl, buf, n, peek);
+	rs_tls_plain_fd = -1;
+	if (r > 0 && !peek && (c = outbound(t)) != NULL) {
+		struct iovec v = { buf, (size_t)r };
+
+		rs_httpconn_read(c, t->fd, &v, 1, r);
+	}
+	return r;
+}
+
+static int read_bound(struct rs_tls *t, void *ssl, void *buf, int n,
+    bool peek)
 {
 	int (*fn)(void *, void *, int) = peek ? rs_ssl_SSL_peek() :
 	    rs_ssl_SSL_read();
-	struct rs_tls *t = rs_tls_find(ssl);
 	struct rs_fd *e;
 	struct rs_hconn *h;
 	int r;
 
-	if (t == NULL)
-		return probed(ssl, fn, buf, n);
 	h = rs_tls_enter(t, &e);
 	/* A peek, too, sees only a response the program may see. */
 	if (h != NULL && (r = rs_tls_settle(t, h, &e)) < 0) {
@@ -144,20 +176,54 @@ int rs_tls_read(void *ssl, void *buf, int n, bool peek)
 	return r;
 }
 
+/*
+ * Sends p[0..n) of the program's on session t: through the retry engine
+ * when its rule has `http`, else OpenSSL's own.  Returns the bytes taken
+ * or -errno (t notes OpenSSL's own failure).
+ */
+static ssize_t write_bound(void *ctx, const void *p, size_t n)
+{
+	struct rs_tls *t = ctx;
+	struct rs_fd *e;
+	struct rs_hconn *h = rs_tls_enter(t, &e);
+	ssize_t r;
+
+	if (h != NULL) {
+		r = rs_hconn_write(h, e, t->fd, p, n, 0);
+		rs_hconn_leave(e, h);
+		return r;
+	}
+	r = t->ops->write(t, p, n);
+	return r < 0 ? -errno : r;
+}
+
 int rs_tls_write(void *ssl, const void *buf, int n)
 {
 	struct rs_tls *t = rs_tls_find(ssl);
-	struct rs_fd *e;
-	struct rs_hconn *h;
+	struct rs_tls_sink sink = { write_bound, t };
+	struct rs_httpconn *c;
 	ssize_t r;
 
 	if (t == NULL)
 		return probed(ssl, (int (*)(void *, void *, int))
 		    rs_ssl_SSL_write(), (void *)buf, n);
-	if (n <= 0 || (h = rs_tls_enter(t, &e)) == NULL)
+	if (n <= 0)
 		return rs_ssl_SSL_write()(ssl, buf, n);
-	r = rs_hconn_write(h, e, t->fd, buf, (size_t)n, 0);
-	rs_hconn_leave(e, h);
+	t->err = -1;
+	t->real_failed = false;
+	rs_tls_plain_fd = t->fd;
+	if ((c = outbound(t)) != NULL) {
+		/* The deadline tracker edits the head on its way in. */
+		struct iovec v = { (void *)buf, (size_t)n };
+		struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
+
+		rs_tls_sink_now = &sink;
+		r = rs_httpconn_send(c, NULL, t->fd, &m, 0);
+		rs_tls_sink_now = NULL;
+	} else {
+		r = write_bound(t, buf, (size_t)n);
+	}
+	rs_tls_plain_fd = -1;
 	return r < 0 ? failed(t, (int)r, true) : (int)r;
 }
 
@@ -168,7 +234,9 @@ int rs_tls_handshake(void *ssl, int (*fn)(void *))
 
 	rs_alpn_before(ssl, t != NULL ? t->fd : rs_tls_connect_fd);
 	if (t != NULL) {
+		rs_tls_plain_fd = t->fd;
 		r = fn(ssl);
+		rs_tls_plain_fd = -1;
 	} else {
 		rs_tls_probe_fd = -1;
 		r = fn(ssl);

@@ -96,7 +96,8 @@ struct rs_tls *rs_tls_bind(void *ssl, int fd, const struct rs_tls_ops *ops)
 		t->fd = fd;
 		return t;
 	}
-	if (e == NULL || !e->settings->http.enabled || e->http_off)
+	if (e == NULL || e->http_off || (!e->settings->http.enabled &&
+	    !e->settings->deadline_header[0]))
 		return NULL;
 	rs_guard_enter();
 	t = calloc(1, sizeof(*t));
