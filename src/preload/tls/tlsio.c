@@ -149,6 +149,17 @@ int rs_tls_read(void *ssl, void *buf, int n, bool peek)
 	return r;
 }
 
+/*
+ * The session's library's own read, with its own result: OpenSSL's
+ * return value when it failed (SSL_get_error asks OpenSSL about it).
+ */
+static int read_real(struct rs_tls *t, void *buf, int n)
+{
+	ssize_t k = t->ops->read(t, buf, (size_t)(n > 0 ? n : 0));
+
+	return k > 0 ? (int)k : t->real_failed ? t->real_ret : 0;
+}
+
 static int read_bound(struct rs_tls *t, void *ssl, void *buf, int n,
     bool peek)
 {
@@ -167,8 +178,10 @@ static int read_bound(struct rs_tls *t, void *ssl, void *buf, int n,
 	r = n > 0 ? (int)rs_tls_from_stash(t, buf, (size_t)n, peek) : 0;
 	if (r == 0 && t->eof)
 		t->err = RS_SSL_ERROR_ZERO_RETURN;
-	else if (r == 0)
+	else if (r == 0 && peek)
 		r = fn(ssl, buf, n);
+	else if (r == 0)
+		r = read_real(t, buf, n);
 	if (peek && h != NULL)
 		rs_hconn_leave(e, h);
 	else
