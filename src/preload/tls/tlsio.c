@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "fdtable.h"
 #include "guard.h"
+#include "holdcount.h"
 #include "httpconn.h"
 #include "httpout.h"
 #include "io.h"
@@ -233,6 +234,13 @@ int rs_tls_write(void *ssl, const void *buf, int n)
 		rs_tls_sink_now = &sink;
 		r = rs_httpconn_send(c, NULL, t->fd, &m, 0);
 		rs_tls_sink_now = NULL;
+		/*
+		 * A head it still holds goes into the session with the
+		 * program's next write, never by the release of held heads
+		 * (httphold.h) at a close, a wait or the exit: that would
+		 * put plaintext on the socket, between TLS records.
+		 */
+		rs_holdcount_note(&c->holder, false, t->fd);
 	} else {
 		r = write_bound(t, buf, (size_t)n);
 	}
