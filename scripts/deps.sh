@@ -24,8 +24,9 @@ postgresql postgresql-contrib redis-server redis-tools mariadb-server mariadb-cl
 libpython3.11-testsuite"
 # Real programs of tests/programs: nginx as a reverse proxy (and with TLS
 # and HTTP/2 in front of the https test server), redis-cli; the openssl
-# CLI makes the https tests' throw-away CA, libssl-dev builds the TLS bench.
-PKGS="$PKGS nginx-light openssl libssl-dev"
+# CLI makes the https tests' throw-away CA, libssl-dev builds the TLS bench,
+# IO::Socket::SSL lets Perl's HTTP::Tiny speak https.
+PKGS="$PKGS nginx-light openssl libssl-dev libio-socket-ssl-perl"
 if [ "${1:-}" = bench ]; then
 	PKGS="$PKGS haproxy"
 fi

@@ -150,6 +150,12 @@ client wget retries wget
 client asyncio passes python3
 client node passes node
 client nodefetch passes node
+client ruby retries ruby
+if perl -MIO::Socket::SSL -MHTTP::Tiny -e 1 >/dev/null 2>&1; then
+	client perl retries perl
+else
+	skip "perl: IO::Socket::SSL not installed (libio-socket-ssl-perl)"
+fi
 S=$$
 
 # curl_case NAME PATH WANT_RC WANT_N LO_MS HI_MS [CURL ARGS...]

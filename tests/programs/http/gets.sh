@@ -40,6 +40,12 @@ sys.exit(0 if asyncio.run(main(sys.argv[1])) else 1)' "$2" "$RS_CA" ;;
 	nodefetch) NODE_EXTRA_CA_CERTS=$RS_CA node -e 'fetch(process.argv[1]).then(async (r) => {
   process.stdout.write(await r.text()); process.exit(r.status == 200 ? 0 : 1);
 }).catch((e) => { console.error(e.message); process.exit(2); });' "$2" ;;
+	ruby) ruby -rnet/http -ropenssl -e 'u = URI(ARGV[0])
+h = Net::HTTP.new(u.host, u.port); h.use_ssl = true; h.ca_file = ARGV[1]
+r = h.get(u.path); print r.body; exit(r.code == "200" ? 0 : 1)' "$2" "$RS_CA" ;;
+	perl) perl -MHTTP::Tiny -e 'my $r = HTTP::Tiny->new(verify_SSL => 1,
+  SSL_options => { SSL_ca_file => $ARGV[1] })->get($ARGV[0]);
+print $r->{content}; exit($r->{status} == 200 ? 0 : 1)' "$2" "$RS_CA" ;;
 	php) php -r '$c = stream_context_create(["ssl" => ["cafile" => $argv[2]]]);
 $b = @file_get_contents($argv[1], false, $c); if ($b === false) exit(1); echo $b;' "$2" "$RS_CA" ;;
 	esac
