@@ -39,6 +39,8 @@ struct rs_keydef {
 	bool off_ok;			/* durations, MAP: `off` is allowed
 					   (a MAP's off is a bool at off) */
 	bool host_only;			/* refused under `defaults:` */
+	unsigned auto_bit;		/* durations: `auto` is allowed, and
+					   sets this enum rs_auto_bit */
 	const char *const *names;	/* NAME, CLASSES: index = value */
 	size_t nnames;
 	const char *expect;		/* NAME, CLASSES: for messages */

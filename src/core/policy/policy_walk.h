@@ -22,6 +22,7 @@ struct rs_walk {
 	unsigned set;			/* enum rs_key bits set */
 	bool host;			/* a host rule: host-only keys ok */
 	const struct rs_ynode *base_val, *cap_val;
+	const struct rs_ynode *min_val, *max_val;	/* auto_timeout */
 	const struct rs_ynode *match_key, *match_val;	/* for the caller */
 };
 
