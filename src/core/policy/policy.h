@@ -70,6 +70,7 @@ enum rs_key {
 	RS_KEY_AUTO_MAX = 1u << 26,
 	RS_KEY_AUTO_SAMPLES = 1u << 27,
 	RS_KEY_AUTO_HALF_LIFE = 1u << 28,
+	RS_KEY_HTTP_ALPN = 1u << 29,
 };
 
 /* Bits of struct rs_settings.auto_mask: which timeouts are `auto`. */
