@@ -454,8 +454,9 @@ static int judge(struct rs_fd *e, struct rs_hconn *h, int fd, bool may_fail,
 	/* The beginning of a head and then the peer's end: the program
 	   reads those bytes and the end (or the reset), as it would have;
 	   waiting for more would wait for ever (the peek sees the same
-	   bytes however often the end wakes the wait). */
-	if (v == RS_HR_MORE && rs_hconn_peer_done(fd)) {
+	   bytes however often the end wakes the wait).  A TLS transport's
+	   peek reads the socket itself, and so meets the end. */
+	if (v == RS_HR_MORE && h->tx == NULL && rs_hconn_peer_done(fd)) {
 		rs_hr_pass(&h->m, RS_HTTP_WHY_ENDED);
 		return 1;
 	}
