@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 
 #include "backoff.h"
+#include "breaker_settings.h"
 #include "deadline.h"
 #include "duration.h"
 #include "http_settings.h"
@@ -63,6 +64,13 @@ enum rs_key {
 	RS_KEY_HTTP_IDEMPOTENCY_KEY = 1u << 20,
 	RS_KEY_FAILOVER = 1u << 21,
 	RS_KEY_DEADLINE_HEADER = 1u << 22,
+	RS_KEY_BREAKER = 1u << 23,	/* `breaker:` (a mapping, or off) */
+	RS_KEY_BREAKER_FAILURES = 1u << 24,
+	RS_KEY_BREAKER_OPEN_FOR = 1u << 25,
+	RS_KEY_BREAKER_MAX_OPEN_FOR = 1u << 26,
+	RS_KEY_BREAKER_PROBES = 1u << 27,
+	RS_KEY_BREAKER_ON_STATUS = 1u << 28,
+	RS_KEY_BREAKER_SCOPE = 1u << 29,
 };
 
 /* The effective settings for one destination. */
@@ -81,6 +89,7 @@ struct rs_settings {
 					   next address; 0 (off) */
 	/* SPEC 10: the header outbound requests carry the deadline in; "" off */
 	char deadline_header[RS_HEADER_NAME_MAX];
+	struct rs_breaker_settings breaker;	/* SPEC 12 */
 };
 
 enum rs_match_kind {

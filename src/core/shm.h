@@ -35,13 +35,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "breaker_table.h"
 #include "budget_acct.h"
 #include "policy.h"
 
 #define RS_SHM_DIR "/dev/shm"
 #define RS_SHM_PREFIX "resolute-"
 #define RS_SHM_MAGIC 0x3154454744554252ull	/* "RBUDGET1", every layout */
-#define RS_SHM_VERSION 2
+#define RS_SHM_VERSION 3
 #define RS_SHM_SLOTS 256
 #define RS_SHM_RULE_MAX 64
 #define RS_SHM_POLICY_MAX 512
@@ -87,6 +88,10 @@ struct rs_shm_table {
 	uint32_t ncounters;
 	struct rs_shm_slot slots[RS_SHM_SLOTS];
 	struct rs_shm_metric metrics[RS_SHM_METRICS];
+	/* Layout 2 ended here; layout 3 adds the breakers (SPEC 12). */
+	uint32_t nbreakers;
+	uint32_t breaker_pad;
+	struct rs_breaker_table breakers;
 };
 
 /* The header every layout begins with, as rs_shm_peek() reads it. */
@@ -147,6 +152,13 @@ const struct rs_shm_slot *rs_shm_slot_find(const struct rs_shm_table *t,
  */
 struct rs_shm_metric *rs_shm_metric(struct rs_shm_table *t,
     const struct rs_rule *rule);
+
+/* Returns the key a rule's counters (and breakers) are kept under. */
+uint64_t rs_shm_rule_key(const struct rs_rule *rule);
+
+/* Returns the counters kept under key, or NULL; never writes. */
+const struct rs_shm_metric *rs_shm_metric_find(const struct rs_shm_table *t,
+    uint64_t key);
 
 /* Returns b's parameters as stored in a slot, for the accounting. */
 void rs_shm_slot_budget(const struct rs_shm_slot *s,

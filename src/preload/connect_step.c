@@ -24,6 +24,7 @@
 
 #include "budget.h"
 #include "clock.h"
+#include "connect_breaker.h"
 #include "dest.h"
 #include "hot.h"
 #include "io_timeout.h"
@@ -154,6 +155,8 @@ static void safety_net(int fd, struct rs_fd *e, bool on)
 static inline void connected(struct rs_fd *e, int64_t now)
 {
 	rs_retarget_note(e, 0, now);
+	if (rs_breakers_on(e->settings))
+		rs_connect_breaker_note(e, 0, now);
 	rs_fd_touch(e, now);
 	rs_fd_set_state(e, RS_FD_CONNECTED);
 	if (e->attempt > 1)
@@ -193,6 +196,8 @@ static void after_failure(int fd, struct rs_fd *e, int err, int64_t now)
 		rs_stats_add(e->rule, RS_STAT_TIMEOUTS);
 	if (cls != RS_CLASS_NONE)
 		rs_retarget_note(e, err, now);
+	if ((cls & s->retry_on) && rs_breakers_on(s))
+		rs_connect_breaker_note(e, err, now);
 	rs_outcome_dissolve(fd, e->addr.ss_family, err);
 	if (!(cls & s->retry_on) || e->attempt >= s->attempts) {
 		bool retried = e->attempt > 1;
@@ -249,6 +254,27 @@ static void out_of_time(int fd, struct rs_fd *e, int64_t now)
 	conclude(fd, e, ETIMEDOUT, now);
 }
 
+/*
+ * Ends the logical connect at once with the error that opened the
+ * breaker of every address it may try (SPEC 12): no packet is sent.
+ */
+static void rejected(int fd, struct rs_fd *e, int err, int64_t now)
+{
+	struct rs_dest d;
+
+	if (rs_log_enabled(RS_LOG_INFO)) {
+		struct rs_log_fields f = rs_dest_log_fields(e, &d,
+		    "breaker_reject");
+
+		f.attempt = (int)e->attempt + 1;
+		f.attempts = (int)e->settings->attempts;
+		f.error = describe(err);
+		rs_log(RS_LOG_INFO, &f, "connect %s: breaker open; failing at "
+		    "once: %s", d.text, describe(err));
+	}
+	conclude(fd, e, err, now);
+}
+
 /* When an attempt that starts now must end: connect_timeout, capped. */
 static int64_t attempt_deadline(const struct rs_fd *e, int64_t now)
 {
@@ -263,6 +289,14 @@ static void start_attempt(int fd, struct rs_fd *e, int64_t now)
 {
 	if (e->attempt > 0)
 		rs_retarget_next(fd, e, now);
+	if (rs_breakers_on(e->settings)) {
+		int err = rs_connect_breaker_gate(fd, e, now);
+
+		if (err) {
+			rejected(fd, e, err, now);
+			return;
+		}
+	}
 	e->attempt++;
 	rs_stats_add(e->rule, RS_STAT_ATTEMPTS);
 	e->attempt_deadline_ms = attempt_deadline(e, now);
@@ -319,6 +353,7 @@ static int kernel_attempt(int fd, struct rs_fd *e, int64_t now)
 
 	if (until - now < KERNEL_MIN_MS || e->attempt || rs_fd_state(e) !=
 	    RS_FD_BACKOFF || now < e->retry_at_ms ||
+	    (rs_breakers_on(e->settings) && !rs_connect_breaker_lets(e, now)) ||
 	    rs_realfast_setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
 		sizeof(tv)) < 0) {
 		rs_stats_add(e->rule, RS_STAT_CONNECTS);

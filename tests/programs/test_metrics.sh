@@ -186,8 +186,8 @@ PY
 # A segment of the previous layout for this policy (budgets only, no
 # suffix in its name): skipped with a note, exit status 0, never shown.
 seg=$("$CLI" stats --policy "$policy" | awk '/^  segment / { print $2 }')
-old=${seg%-v2}
-[ "$old" != "$seg" ] || fail "segment $seg is not named for layout 2"
+old=${seg%-v3}
+[ "$old" != "$seg" ] || fail "segment $seg is not named for layout 3"
 python3 - "$old" "$policy" <<'PY'
 import os, struct, sys
 head = struct.pack("<QIIQ", 0x3154454744554252, 1, 256, 24 + 512 + 256 * 280)
