@@ -37,6 +37,8 @@ static const char *const help[RS_STAT_COUNT] = {
 	"Retryable HTTP responses handed to the program as the last one.",
 	"HTTP requests read whose deadline header bound the reading thread.",
 	"HTTP requests sent with the calling thread's deadline in a header.",
+	"Circuit breakers opened, or opened again by a failed probe.",
+	"Connect attempts failed at once by an open circuit breaker.",
 };
 
 static uint64_t load(const uint64_t *p)
@@ -118,6 +120,7 @@ void rs_report_text_segment(FILE *f, const struct rs_report_seg *s)
 	    s->t->policy, s->path);
 	text_budgets(f, s->t);
 	text_counters(f, s->t);
+	rs_report_text_breakers(f, s->t);
 }
 
 static void text(FILE *f, const struct rs_report *r)
@@ -154,7 +157,9 @@ static void json_segment(FILE *f, const struct rs_report_seg *s)
 			json_rule(f, &s->t->metrics[i], first);
 			first = 0;
 		}
-	fputs("]}", f);
+	fputc(']', f);
+	rs_report_json_breakers(f, s->t);
+	fputc('}', f);
 }
 
 static void json(FILE *f, const struct rs_report *r)
@@ -203,9 +208,11 @@ void rs_report_write(FILE *f, const struct rs_report *r,
 		text(f, r);
 	else if (fmt == RS_REPORT_JSON)
 		json(f, r);
-	else
+	else {
 		for (int k = 0; k < RS_STAT_COUNT; k++)
 			prom_family(f, r, k);
+		rs_report_prom_breakers(f, r);
+	}
 }
 
 int rs_report_write_file(const char *path, const struct rs_report *r,

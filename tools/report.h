@@ -43,4 +43,10 @@ int rs_report_write_file(const char *path, const struct rs_report *r,
 /* Prints the text report of one segment (text format). */
 void rs_report_text_segment(FILE *f, const struct rs_report_seg *s);
 
+/* The breakers of a segment (report_breaker.c): the text lists those
+   not closed, JSON adds a "breakers" member, Prometheus a gauge family. */
+void rs_report_text_breakers(FILE *f, const struct rs_shm_table *t);
+void rs_report_json_breakers(FILE *f, const struct rs_shm_table *t);
+void rs_report_prom_breakers(FILE *f, const struct rs_report *r);
+
 #endif /* RS_REPORT_H */

@@ -111,10 +111,27 @@ struct rs_breaker_slot *rs_breaker_claim(struct rs_breaker_table *t,
 
 	if (sl)
 		return sl;
+	/*
+	 * The neighbourhood is scanned in one order by every claimer, so two
+	 * that race for one key meet at the same first free slot: the loser
+	 * of its CAS finds the winner's key there and shares that slot.
+	 */
 	for (unsigned i = 0; i < RS_BREAKER_WAYS; i++) {
+		uint64_t k;
+
 		sl = at(t, key, i);
-		if (__atomic_load_n(&sl->key, __ATOMIC_ACQUIRE) == 0 &&
-		    take(sl, 0, key, d))
+		k = __atomic_load_n(&sl->key, __ATOMIC_ACQUIRE);
+		if (k == key)
+			return sl;
+		if (k != 0)
+			continue;
+		if (__atomic_compare_exchange_n(&sl->key, &k, key, false,
+		    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			/* A slot never used has its word at 0 already. */
+			fill(sl, d);
+			return sl;
+		}
+		if (k == key)
 			return sl;
 	}
 	/* Another thread may have claimed it meanwhile, elsewhere. */

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "clock.h"
 #include "names.h"
 #include "retarget.h"
 #include "runtime.h"
@@ -67,4 +68,16 @@ void rs_connect_breaker_note(const struct rs_fd *e, int err, int64_t now_ms)
 	rs_breakers_record(rt ? rt->policy : NULL, e->rule, e->settings,
 	    (const struct sockaddr *)&e->addr, e->addrlen, err,
 	    e->breaker_probe, now_ms);
+}
+
+void rs_connect_breaker_judge(struct rs_fd *e, unsigned status)
+{
+	const struct rs_breaker_settings *b = &e->settings->breaker;
+
+	if (!rs_connect_breaker_by_status(e))
+		return;
+	rs_connect_breaker_note(e, rs_breaker_settings_fails(b, status) ?
+	    ECONNREFUSED : 0, rs_clock_now_ms());
+	/* Later responses on the connection are no probe's. */
+	e->breaker_probe = false;
 }

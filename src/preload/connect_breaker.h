@@ -34,4 +34,28 @@ bool rs_connect_breaker_lets(struct rs_fd *e, int64_t now_ms);
 /* Records the outcome of the attempt on e->addr (err 0: connected). */
 void rs_connect_breaker_note(const struct rs_fd *e, int err, int64_t now_ms);
 
+/*
+ * Whether a connected attempt is left for the response's status to judge
+ * (an `http` rule with on_status): then a connect alone neither closes a
+ * breaker nor resets its count.
+ */
+static inline bool rs_connect_breaker_by_status(const struct rs_fd *e)
+{
+	return e->settings->http.enabled &&
+	    rs_breaker_settings_has_status(&e->settings->breaker);
+}
+
+/*
+ * The HTTP engine judged a response with this status on e: a status in
+ * on_status is a failure of e->addr, any other a success.  Inline: a rule
+ * without a breaker pays one test per response.
+ */
+void rs_connect_breaker_judge(struct rs_fd *e, unsigned status);
+
+static inline void rs_connect_breaker_status(struct rs_fd *e, unsigned status)
+{
+	if (rs_breakers_on(e->settings) && status)
+		rs_connect_breaker_judge(e, status);
+}
+
 #endif /* RS_CONNECT_BREAKER_H */

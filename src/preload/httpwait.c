@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 
 #include "clock.h"
+#include "connect_breaker.h"
 #include "connect_step.h"
 #include "io_timeout.h"
 #include "real.h"
@@ -153,6 +154,7 @@ static int await(struct rs_hconn *h, struct rs_fd *e, int fd, int64_t now,
 		return want_in(e, now, next);
 	}
 	lowat_restore(h, fd);
+	rs_connect_breaker_status(e, h->m.t.res.status);
 	int64_t wait = v == RS_HR_SHOW ? -1 : rs_hconn_allow(e, h);
 
 	if (v == RS_HR_SHOW)
