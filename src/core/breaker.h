@@ -45,6 +45,8 @@ enum rs_breaker_verdict {
 	RS_BREAKER_PASS,	/* closed: go ahead */
 	RS_BREAKER_PROBE,	/* half-open: go ahead as a probe */
 	RS_BREAKER_REJECT,	/* open: fail at once with the opening error */
+	RS_BREAKER_ABSENT,	/* no breaker kept for it (breakers.h): go
+				   ahead; its success has nothing to reset */
 };
 
 /* What an outcome did to the breaker. */

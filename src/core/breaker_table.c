@@ -11,27 +11,32 @@
    updates stand for ours, and the caller goes on. */
 #define CAS_TRIES 64
 
-/* 64-bit FNV-1a, as shm.c's, over the fields of a destination. */
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
+/* One round of a 64-bit mix (splitmix64's finaliser). */
+static uint64_t mix(uint64_t h)
 {
-	const unsigned char *c = p;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= c[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebull;
+	return h ^ (h >> 31);
 }
 
+/*
+ * A few multiplications over the destination's words, not a byte loop:
+ * every connect under a breaker computes it.  The key is the same in
+ * every process (no pointer, no seed), as the shared table needs.
+ */
 uint64_t rs_breaker_key(const struct rs_breaker_dest *d)
 {
-	uint64_t h = fnv(0xcbf29ce484222325ull, &d->rule_key,
-	    sizeof(d->rule_key));
-	uint8_t fam = (uint8_t)d->family;
+	uint64_t a, b, h;
 
-	h = fnv(h, &fam, 1);
-	h = fnv(h, d->addr, d->family == AF_INET ? 4 : 16);
-	h = fnv(h, &d->port, sizeof(d->port));
+	memcpy(&a, d->addr, 8);
+	memcpy(&b, d->addr + 8, 8);
+	if (d->family == AF_INET)
+		b = 0, a &= 0xffffffffull;
+	h = mix(d->rule_key ^ ((uint64_t)d->port << 8 | (uint8_t)d->family));
+	h = mix(h ^ a);
+	h = mix(h ^ b);
 	return h ? h : 1;
 }
 
@@ -41,15 +46,24 @@ static struct rs_breaker_slot *at(struct rs_breaker_table *t, uint64_t key,
 	return &t->slots[(key + i) % RS_BREAKER_SLOTS];
 }
 
+/*
+ * A key is claimed at the first free slot of its neighbourhood, or, when
+ * none is free, over a closed one; a slot never becomes free again.  So
+ * every slot before a key's is taken, and a free slot ends the search: a
+ * healthy address, which has no entry, costs a load or two.
+ */
 struct rs_breaker_slot *rs_breaker_find(struct rs_breaker_table *t,
     const struct rs_breaker_dest *d, uint64_t key)
 {
 	(void)d;
 	for (unsigned i = 0; i < RS_BREAKER_WAYS; i++) {
 		struct rs_breaker_slot *sl = at(t, key, i);
+		uint64_t k = __atomic_load_n(&sl->key, __ATOMIC_ACQUIRE);
 
-		if (__atomic_load_n(&sl->key, __ATOMIC_ACQUIRE) == key)
+		if (k == key)
 			return sl;
+		if (k == 0)
+			return NULL;
 	}
 	return NULL;
 }

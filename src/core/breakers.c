@@ -22,6 +22,38 @@
 
 static struct rs_breaker_table process_table;
 
+/*
+ * Initial-exec TLS, as budget.c's: a dynamically allocated TLS block may
+ * call malloc on first access, never welcome inside a connect().
+ */
+#define TLS __thread __attribute__((tls_model("initial-exec")))
+
+/*
+ * The rule keys each thread found last: a key hashes the rule's match
+ * text, which costs more than the rest of a breaker's look-up.  A policy
+ * is immutable, so an entry holds until a policy is freed.
+ */
+#define CACHED 4
+
+struct rule_key {
+	unsigned generation;
+	const struct rs_rule *rule;
+	uint64_t key;			/* 0: entry unused */
+};
+
+static TLS struct rule_key keys[CACHED];
+
+static uint64_t rule_key_of(const struct rs_rule *rule)
+{
+	struct rule_key *k = &keys[((uintptr_t)rule >> 4) % CACHED];
+	unsigned gen = rs_policy_generation();
+
+	if (k->key && k->generation == gen && k->rule == rule)
+		return k->key;
+	*k = (struct rule_key){ gen, rule, rs_shm_rule_key(rule) };
+	return k->key;
+}
+
 /* Per slot of each table, the opening count this process last logged. */
 static uint32_t logged[2][RS_BREAKER_SLOTS];
 
@@ -32,7 +64,7 @@ bool rs_breakers_dest(struct rs_breaker_dest *d, const struct rs_rule *rule,
 		0xff, 0xff };
 
 	memset(d, 0, sizeof(*d));
-	d->rule_key = rs_shm_rule_key(rule);
+	d->rule_key = rule_key_of(rule);
 	if (sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
 		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
 
@@ -137,12 +169,12 @@ static enum rs_breaker_verdict decide(const struct rs_policy *p,
 	struct rs_breaker_slot *sl;
 
 	if (!rs_breakers_on(s) || !rs_breakers_dest(&d, rule, sa, len))
-		return RS_BREAKER_PASS;
+		return RS_BREAKER_ABSENT;
 	t = table_of(p, s, &which);
 	/* A healthy address has no slot: only a failure claims one. */
 	sl = rs_breaker_find(t, &d, rs_breaker_key(&d));
 	if (!sl)
-		return RS_BREAKER_PASS;
+		return RS_BREAKER_ABSENT;
 	enum rs_breaker_verdict v = rs_breaker_slot_admit(sl, &s->breaker,
 	    now_ms, err);
 

@@ -38,6 +38,7 @@ int rs_connect_breaker_gate(int fd, struct rs_fd *e, int64_t now_ms)
 
 		if (v != RS_BREAKER_REJECT) {
 			e->breaker_probe = v == RS_BREAKER_PROBE;
+			e->breaker_known = v != RS_BREAKER_ABSENT;
 			return 0;
 		}
 		rs_retarget_note(e, err, now_ms);
@@ -58,6 +59,7 @@ bool rs_connect_breaker_lets(struct rs_fd *e, int64_t now_ms)
 	v = rs_breakers_peek(rt ? rt->policy : NULL, e->rule, e->settings,
 	    (const struct sockaddr *)&e->addr, e->addrlen, now_ms, &err);
 	e->breaker_probe = v == RS_BREAKER_PROBE;
+	e->breaker_known = v != RS_BREAKER_ABSENT;
 	return v != RS_BREAKER_REJECT;
 }
 

@@ -31,7 +31,11 @@ int rs_connect_breaker_gate(int fd, struct rs_fd *e, int64_t now_ms);
  */
 bool rs_connect_breaker_lets(struct rs_fd *e, int64_t now_ms);
 
-/* Records the outcome of the attempt on e->addr (err 0: connected). */
+/*
+ * Records the outcome of the attempt on e->addr (err 0: connected).  A
+ * success needs recording only where the gate found an entry: a healthy
+ * address has none, and its connects cost no second look-up.
+ */
 void rs_connect_breaker_note(const struct rs_fd *e, int err, int64_t now_ms);
 
 /*
@@ -43,6 +47,12 @@ static inline bool rs_connect_breaker_by_status(const struct rs_fd *e)
 {
 	return e->settings->http.enabled &&
 	    rs_breaker_settings_has_status(&e->settings->breaker);
+}
+
+/* Whether a connected attempt's success is to be recorded now. */
+static inline bool rs_connect_breaker_success_counts(const struct rs_fd *e)
+{
+	return e->breaker_known && !rs_connect_breaker_by_status(e);
 }
 
 /*

@@ -155,7 +155,8 @@ static void safety_net(int fd, struct rs_fd *e, bool on)
 static inline void connected(struct rs_fd *e, int64_t now)
 {
 	rs_retarget_note(e, 0, now);
-	if (rs_breakers_on(e->settings) && !rs_connect_breaker_by_status(e))
+	if (rs_breakers_on(e->settings) &&
+	    rs_connect_breaker_success_counts(e))
 		rs_connect_breaker_note(e, 0, now);
 	rs_fd_touch(e, now);
 	rs_fd_set_state(e, RS_FD_CONNECTED);

@@ -124,7 +124,7 @@ c() {
 }
 
 # --- 1. A sequential storm: 15 processes, failures 2 -----------------------
-policy storm '  breaker: {failures: 2, open_for: 5s}'
+policy storm '  breaker: {failures: 2, open_for: 60s}'
 t0=$(now_ms)
 py storm 127.0.0.31
 first=$r
@@ -134,7 +134,7 @@ for i in 1 2 3 4 5 6 7 8 9; do
 	n=$((n + 1))
 	set -- $r
 	[ "$1" = ETIMEDOUT ] && same=$((same + 1))
-	if [ "$2" -lt $((50 + SLACK)) ]; then fast=$((fast + 1)); else slow=$((slow + 1)); fi
+	if [ "$2" -lt $((100 + SLACK)) ]; then fast=$((fast + 1)); else slow=$((slow + 1)); fi
 done
 # The C client's waits: blocking, poll, epoll, select; and curl.
 for steps in connect "nbconnect poll:2000 soerror" \
@@ -157,7 +157,7 @@ case $first in ETIMEDOUT\ *) ok "storm: the first process timed out" ;;
 *) fail "storm: the first process: $first" ;; esac
 [ "$s31" = 2 ] && ok "storm: SYNs stayed at failures (2)" ||
 	fail "storm: $s31 SYNs for $n processes, expected 2"
-[ "$fast" = 9 ] && ok "storm: 9 python3 processes rejected in < 50 ms each" ||
+[ "$fast" = 9 ] && ok "storm: 9 python3 processes rejected in < 100 ms each" ||
 	fail "storm: $fast fast, $slow slow"
 [ "$same" = 13 ] && ok "storm: every rejected process got ETIMEDOUT" ||
 	fail "storm: $same of 13 got ETIMEDOUT"
@@ -187,7 +187,7 @@ grep -q "breaker.failures *2" "$tmp/explain" && grep -q "live: 127.0.0.31:$port 
 	fail "storm: explain: $(sed -n '/^breaker/,$p' "$tmp/explain")"
 
 # --- 2. A concurrent storm: 8 processes at once, then 8 more ---------------
-policy conc '  breaker: {failures: 2, open_for: 5s}'
+policy conc '  breaker: {failures: 2, open_for: 60s}'
 wave() {
 	wpids=""
 	for i in 1 2 3 4 5 6 7 8; do
@@ -202,7 +202,7 @@ wave 1
 s1=$(syns 32)
 wave 2
 s2=$(syns 32)
-slow2=$(cat "$tmp"/conc.2.* | awk -v lim=$((50 + SLACK)) '$1 != "ETIMEDOUT" || $2 >= lim' | wc -l)
+slow2=$(cat "$tmp"/conc.2.* | awk -v lim=$((100 + SLACK)) '$1 != "ETIMEDOUT" || $2 >= lim' | wc -l)
 echo "note  concurrent: wave 1 sent $s1 SYNs, wave 2 $((s2 - s1))"
 [ "$s1" -le 16 ] && [ "$s2" = "$s1" ] && [ "$slow2" = 0 ] &&
 	ok "concurrent: the second wave of 8 sent no SYN and failed at once" ||
@@ -226,7 +226,7 @@ case $probe in ETIMEDOUT\ *) ok "probe: a probe to the dead host failed ($probe)
 *) fail "probe: $probe" ;; esac
 set -- $after
 [ "$((b1 - b0))" = 1 ] && [ "$b2" = "$b1" ] && [ "$1" = ETIMEDOUT ] &&
-	[ "$2" -lt $((50 + SLACK)) ] &&
+	[ "$2" -lt $((100 + SLACK)) ] &&
 	ok "probe: exactly one probe SYN; the next process rejected ($after)" ||
 	fail "probe: SYNs $b0 -> $b1 -> $b2, next process: $after"
 [ -n "$reopen" ] && [ "$reopen" -ge 1750 ] && [ "$reopen" -le 2250 ] &&
@@ -255,7 +255,10 @@ while [ $i -lt 60 ]; do
 	sleep 0.05
 done
 echo "note  recovery: first connect $first_ok ms after the host came back ($rejected rejected before)"
-[ -n "$first_ok" ] && [ "$first_ok" -le $((2600 + SLACK)) ] && [ "$bad" = 0 ] &&
+# Rejected until the reopened period (1.8-2.2 s from the failed probe,
+# before the host came back) ends, then the probe and all after it connect.
+[ -n "$first_ok" ] && [ "$first_ok" -le $((3000 + SLACK)) ] &&
+	[ "$rejected" -ge 1 ] && [ "$bad" = 0 ] &&
 	ok "recovery: one probe, then every process connects" ||
 	fail "recovery: first ok '$first_ok' ms, $bad failures after it: $(sort "$tmp/rec.out" | uniq -c | head -5)"
 grep -q 'breaker closed' "$tmp/rec.log" && ok "recovery: breaker_close logged" ||
@@ -277,7 +280,7 @@ table inet rs_breaker {
 RULES
 }
 host_down
-policy fo '  breaker: {failures: 1, open_for: 5s}'
+policy fo '  breaker: {failures: 1, open_for: 60s}'
 py fo two.test
 fo1=$r
 slowfo=0
@@ -295,7 +298,7 @@ case $fo1 in "ok "*" 127.0.0.33") ok "failover: the first process reached .33 af
 	fail "failover: $slowfo slow, $(syns 31) SYNs to .31"
 
 # --- 5. scope: process isolates --------------------------------------------
-policy proc '  breaker: {failures: 2, open_for: 5s, scope: process}'
+policy proc '  breaker: {failures: 2, open_for: 60s, scope: process}'
 s0=$(syns 32)
 c proc 127.0.0.32 connect connect
 sa=$(syns 32)

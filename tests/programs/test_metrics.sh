@@ -131,15 +131,18 @@ expect resolute_connects_total "127.0.0.1:$sport" 1
 expect resolute_read_timeouts_total "127.0.0.1:$sport" 1
 expect resolute_budget_denials_total defaults 0
 
-# The format itself: every family has HELP then TYPE counter, once, before
-# its samples, which are contiguous; names and values are well formed.
+# The format itself: every family has HELP then TYPE counter (the breaker
+# gauge: gauge), once, before its samples, which are contiguous; names and
+# values are well formed.
 awk '
 /^# HELP / { if (help[$3]++) bad = bad " HELP twice: " $3; last = $3; next }
-/^# TYPE / { if ($3 != last || $4 != "counter") bad = bad " TYPE: " $0; typed[$3] = 1; next }
+/^# TYPE / { want = $3 == "resolute_breaker_open" ? "gauge" : "counter"
+	if ($3 != last || $4 != want) bad = bad " TYPE: " $0; typed[$3] = 1; next }
 /^#/ { next }
 {
 	name = $0; sub(/\{.*/, "", name)
-	if (name !~ /^resolute_[a-z_]+_total$/) bad = bad " name: " $0
+	if (name !~ /^resolute_[a-z_]+_total$/ && name != "resolute_breaker_open")
+		bad = bad " name: " $0
 	if (!typed[name] || name != last) bad = bad " sample outside its family: " $0
 	if ($NF !~ /^[0-9]+$/) bad = bad " value: " $0
 	n++
@@ -147,9 +150,10 @@ awk '
 END { if (bad != "") { print bad; exit 1 } if (n < 36) { print "only " n " samples"; exit 1 } }' "$prom" ||
 	fail "the exposition is malformed"
 families=$(grep -c '^# TYPE ' "$prom")
-# One family per counter: the twelve of SPEC 11 and the two of SPEC 10
-# (inbound_deadlines, deadline_headers).
-[ "$families" = 14 ] || fail "$families families, expected 14"
+# One family per counter: the twelve of SPEC 11, the two of SPEC 10
+# (inbound_deadlines, deadline_headers) and the two of SPEC 12
+# (breaker_opens, breaker_rejects); and the breaker gauge of SPEC 12.
+[ "$families" = 17 ] || fail "$families families, expected 17"
 if command -v promtool >/dev/null 2>&1; then
 	promtool check metrics <"$prom" || fail "promtool check metrics failed"
 else
