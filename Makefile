@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # resolute - make targets.  `make help` lists them.
 
 PREFIX    ?= /usr/local
@@ -30,25 +31,31 @@ Q = $(if $(V),,@)
 # budgets, shared memory, clock, log, names, stats; the command-line tool and
 # the unit tests link it and nothing else.  src/preload/ lives inside other
 # programs: the exported names, the real-call table, start-up, the descriptor
-# table and the engines.  Core is compiled with -Isrc/core alone, so that it
-# cannot include a preload header; `make lint` checks symbols too.
-SRC_CORE    := $(sort $(wildcard src/core/*.c))
-SRC_PRELOAD := $(sort $(wildcard src/preload/*.c))
-# The HTTP tracker (src/core/http.c) is linked with llhttp into one object
-# whose llhttp symbols are renamed, see $(B)/obj/core/http_llhttp.o below.
-OBJ_CORE    := $(patsubst src/%.c,$(B)/obj/%.o,$(filter-out src/core/http.c,$(SRC_CORE))) \
-	$(B)/obj/core/http_llhttp.o $(B)/obj/core/default_policy.o
+# table and the engines.  Each layer is split into sub-layers, one folder
+# each (doc/architecture.md names them and their order).  Sources include
+# headers by bare name, with one -I per folder; core is compiled with core's
+# folders alone, so that it cannot include a preload header; `make lint`
+# checks the order of the sub-layers and the symbols too.
+DIRS_CORE    := $(sort $(dir $(wildcard src/core/*/*.h src/core/*/*.c)))
+DIRS_PRELOAD := $(sort $(dir $(wildcard src/preload/*/*.h src/preload/*/*.c)))
+SRC_CORE    := $(sort $(wildcard src/core/*/*.c))
+SRC_PRELOAD := $(sort $(wildcard src/preload/*/*.c))
+# The HTTP tracker (src/core/http/http.c) is linked with llhttp into one
+# object whose llhttp symbols are renamed, see $(B)/obj/core/http/http_llhttp.o
+# below.
+OBJ_CORE    := $(patsubst src/%.c,$(B)/obj/%.o,$(filter-out src/core/http/http.c,$(SRC_CORE))) \
+	$(B)/obj/core/http/http_llhttp.o $(B)/obj/core/policy/default_policy.o
 OBJ_PRELOAD := $(patsubst src/%.c,$(B)/obj/%.o,$(SRC_PRELOAD))
 OBJ_LIB     := $(OBJ_CORE) $(OBJ_PRELOAD)
 # Debian's node-llhttp ships llhttp's C sources; LLHTTP_SRC/LLHTTP_INC point
 # elsewhere for another copy of the same version.
 LLHTTP_SRC  ?= /usr/share/llhttp
 LLHTTP_INC  ?= /usr/share/include/llhttp
-INC_CORE    := -Isrc/core -I$(LLHTTP_INC)
-INC_PRELOAD := -Isrc/core -Isrc/preload -I$(LLHTTP_INC)
+INC_CORE    := $(patsubst %/,-I%,$(DIRS_CORE)) -I$(LLHTTP_INC)
+INC_PRELOAD := $(patsubst %/,-I%,$(DIRS_CORE) $(DIRS_PRELOAD)) -I$(LLHTTP_INC)
 
-CLI_SRC   := $(sort $(wildcard tools/*.c))
-CLI_OBJ   := $(patsubst tools/%.c,$(B)/obj/tools/%.o,$(CLI_SRC))
+CLI_SRC   := $(sort $(wildcard src/cli/*.c))
+CLI_OBJ   := $(patsubst src/%.c,$(B)/obj/%.o,$(CLI_SRC))
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 # Engine tests (tests/engine/test_*.c) run the preload engines in-process
@@ -62,8 +69,9 @@ ENGINE_SRC  := $(sort $(wildcard tests/engine/test_*.c))
 ENGINE_BIN  := $(patsubst tests/engine/%.c,$(B)/tests/%,$(ENGINE_SRC))
 FAKE_SRC    := $(sort $(filter-out $(ENGINE_SRC),$(wildcard tests/engine/*.c)))
 FAKE_OBJ    := $(patsubst tests/engine/%.c,$(B)/obj/engine/%.o,$(FAKE_SRC))
-FAKED_OBJ   := $(addprefix $(B)/obj/preload/,interpose.o interpose_exec.o \
-	interpose_io.o real.o init.o runtime.o)
+FAKED_OBJ   := $(addprefix $(B)/obj/preload/,entry/interpose.o \
+	entry/interpose_exec.o entry/interpose_io.o state/real.o state/init.o \
+	state/runtime.o)
 ENGINE_OBJ  := $(filter-out $(FAKED_OBJ),$(OBJ_PRELOAD)) $(OBJ_CORE)
 ENGINE_WRAP := -Wl,--wrap=rs_clock_now_ms -Wl,--wrap=rs_clock_coarse_ms \
 	-Wl,--wrap=getpeername -Wl,--wrap=rs_stats_add \
@@ -74,7 +82,7 @@ ITEST_BIN := $(patsubst tests/integration/%.c,$(B)/itests/%,$(ITEST_SRC))
 
 .PHONY: all lib cli tests test test-peer unit integration demo demo-deadline bench install \
 	uninstall asan tsan valgrind fuzz format format-check lint clean help \
-	deps coverage unit-tests deb
+	deps coverage unit-tests deb build-deps test-deps
 
 all: lib cli ## build build/libresolute.so and build/resolute
 
@@ -104,7 +112,7 @@ $(B)/obj/llhttp/%.o: $(LLHTTP_SRC)/%.c
 	$(Q)$(CC) -DLLHTTP_STRICT_MODE=1 -I$(LLHTTP_INC) $(OPT) -fPIC \
 		-fvisibility=hidden $(SAN) -w -c -o $@ $<
 
-$(B)/obj/core/http_llhttp.o: $(B)/obj/core/http.o $(LLHTTP_OBJ)
+$(B)/obj/core/http/http_llhttp.o: $(B)/obj/core/http/http.o $(LLHTTP_OBJ)
 	@$(if $(Q),echo "  LD -r   $@")
 	$(Q)$(CC) -r -nostdlib -o $@.tmp $^
 	$(Q)nm -g --defined-only $@.tmp | awk '$$3 ~ /^llhttp/ { print $$3, "rs_" $$3 }' >$@.syms
@@ -113,19 +121,19 @@ $(B)/obj/core/http_llhttp.o: $(B)/obj/core/http.o $(LLHTTP_OBJ)
 
 # The default policy is compiled in from policy/default.yaml (one source of
 # truth); the assembler's .incbin embeds the file byte for byte.
-$(B)/obj/core/default_policy.o: src/core/default_policy.S policy/default.yaml
+$(B)/obj/core/policy/default_policy.o: src/core/policy/default_policy.S policy/default.yaml
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  AS      $<")
 	$(Q)$(CC) -c -fPIC -o $@ $<
 
-$(B)/libresolute.so: $(OBJ_LIB) src/preload/libresolute.map
+$(B)/libresolute.so: $(OBJ_LIB) src/preload/entry/libresolute.map
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -shared $(SAN) $(LDFLAGS) -Wl,--version-script=src/preload/libresolute.map \
+	$(Q)$(CC) -shared $(SAN) $(LDFLAGS) -Wl,--version-script=src/preload/entry/libresolute.map \
 		-Wl,-z,now -Wl,-z,relro -Wl,-soname,libresolute.so \
 		-o $@ $(OBJ_LIB) $(LDLIBS_LIB)
 
-# The tool is one object per subcommand (tools/*.c) over the pure modules.
-$(B)/obj/tools/%.o: tools/%.c
+# The tool is one object per subcommand (src/cli/*.c) over the pure modules.
+$(B)/obj/cli/%.o: src/cli/%.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CPPFLAGS) $(INC_CORE) -DRS_LIBDIR='"$(LIBDIR)"' $(CFLAGS) \
@@ -164,6 +172,21 @@ $(B)/itests/%: tests/integration/%.c tests/integration/peer.h
 		-Wno-missing-prototypes -MMD -MP -o $@ $< $(CMOCKA_LIBS) -lpthread
 
 tests: $(UNIT_BIN) $(ENGINE_BIN) $(ITEST_BIN)
+
+# Before the first compiler run, what the build will include and compile is
+# looked for where the build looks (the same CC, CPPFLAGS and llhttp paths),
+# and whatever is missing is named by its Debian package, with the command
+# to install it (scripts/build-deps.sh), rather than met as a compiler
+# error.  Order-only: the check runs on every make that compiles, and never
+# makes anything out of date.
+build-deps:
+	$(Q)CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" LLHTTP_INC="$(LLHTTP_INC)" \
+		LLHTTP_SRC="$(LLHTTP_SRC)" scripts/build-deps.sh
+test-deps:
+	$(Q)CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" LLHTTP_INC="$(LLHTTP_INC)" \
+		LLHTTP_SRC="$(LLHTTP_SRC)" scripts/build-deps.sh test
+$(OBJ_LIB) $(CLI_OBJ) $(LLHTTP_OBJ) $(B)/obj/core/http/http.o: | build-deps
+$(UNIT_BIN) $(ENGINE_BIN) $(FAKE_OBJ) $(ITEST_BIN): | test-deps
 
 unit-tests: $(UNIT_BIN) $(ENGINE_BIN)
 
@@ -211,7 +234,7 @@ bench: all $(BENCH_BIN) $(B)/itests/peer ## benchmarks: figures with and without
 COV_B := build-cov
 
 coverage: ## per-file line coverage of src/ from the unit and engine tests
-	$(Q)rm -rf $(COV_B)/obj/*/*.gcda
+	$(Q)rm -rf $(COV_B)/obj/*/*.gcda $(COV_B)/obj/*/*/*.gcda
 	$(Q)$(MAKE) --no-print-directory B=$(COV_B) OPT="-O0 -g" SAN="--coverage -fprofile-update=atomic" \
 		unit-tests
 	$(Q)B=$(COV_B) RS_JOBS=1 scripts/run-tests.sh unit
@@ -277,17 +300,19 @@ deb: ## the Debian package: $(B)/resolute_VERSION_ARCH.deb (dpkg-buildpackage)
 	$(Q)ls $(B)/resolute_*.deb
 
 format: ## reformat the C sources
-	clang-format -i src/*/*.[ch] tools/*.c tests/unit/*.c tests/integration/*.[ch]
+	clang-format -i src/*/*/*.[ch] src/cli/*.[ch] tests/unit/*.c tests/integration/*.[ch]
 
 format-check:
-	clang-format --dry-run --Werror src/*/*.[ch] tools/*.c
+	clang-format --dry-run --Werror src/*/*/*.[ch] src/cli/*.[ch]
 
-lint: ## cppcheck, shellcheck, the no-interposed-calls rule and the layering
+lint: ## cppcheck, shellcheck, the no-interposed-calls rule, the layering, SPDX tags
 	cppcheck --quiet --error-exitcode=1 --std=c11 -D_GNU_SOURCE \
-		--suppress=missingIncludeSystem --inline-suppr -Isrc/core -Isrc/preload src tools
+		--suppress=missingIncludeSystem --inline-suppr \
+		$(patsubst %/,-I%,$(DIRS_CORE) $(DIRS_PRELOAD)) src
 	shellcheck -S warning scripts/*.sh .ci/run tests/programs/*.sh
 	scripts/lint-calls.sh
 	B=$(B) scripts/lint-layers.sh
+	scripts/lint-spdx.sh
 
 clean:
 	rm -rf build build-*
@@ -295,4 +320,4 @@ clean:
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/' | expand -t 16
 
--include $(wildcard $(B)/obj/*/*.d $(B)/tests/*.d $(B)/itests/*.d $(B)/*.d)
+-include $(wildcard $(B)/obj/*/*.d $(B)/obj/*/*/*.d $(B)/tests/*.d $(B)/itests/*.d $(B)/*.d)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bulk.c - one large transfer over loopback TCP.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * clocks.c - what the clock reads of a steady timed round trip cost here.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * connects.c - connect and close, many times, to a local listener.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * epoll_idle.c - an event loop with many idle connections and one busy one.
  *

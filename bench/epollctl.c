@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * epollctl.c - the epoll_ctl calls of a request on one connected socket,
  * with no wait between them: ADD for reading, MOD for writing, DEL, as an

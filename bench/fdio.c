@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fdio.c - reads and writes on descriptors the library does not manage.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * http_ka.c - requests over one keep-alive connection, for `make bench`.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * http_rr.c - request latency over fresh connections, for `make bench`.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ionames.c - 1-byte round trips over loopback TCP through one pair of the
  * names a program reads and writes a socket with.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pingpong.c - 1-byte round trips over loopback TCP.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rr_delay.c - blocking request/response where the answer is never ready
  * when the read starts.

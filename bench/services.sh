@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/services.sh - throw-away Redis and PostgreSQL servers on loopback
 # for the benchmarks, sourced by scripts/bench.sh.
 #

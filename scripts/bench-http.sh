@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench-http.sh - what HTTP/1.x status retries (SPEC 9) cost per request
 # when nothing is retried: the same requests bare, under the library with
 # no `http:` rule, and under a rule with `http:` on, alternating, REPS

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench-ir.sh - user-space instructions per operation, with and without the
 # library: callgrind's Ir count (exact and repeatable, unlike time on a
 # shared machine) of a run of N operations subtracted from one of 2N, so
@@ -65,8 +66,8 @@ ir() {
 	echo
 }
 
-# own FILE: the Ir of FILE's functions compiled from src/core and
-# src/preload (the library, wherever it was built).
+# own FILE: the Ir of FILE's functions compiled from src/core/ and
+# src/preload/ (the library, wherever it was built).
 own() {
 	callgrind_annotate --auto=no --show-percs=no --inclusive=no \
 	    --threshold=100 "$1" 2>/dev/null | awk '

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench-sidecar.sh - resolute in-process versus an HAProxy sidecar doing
 # the same connect timeout and retries, measured side by side in one run.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench.sh - the library's cost, measured: every benchmark runs without and
 # with LD_PRELOAD in the same invocation, alternating, REPS times each,
 # pinned to one CPU (so runs repeat to about 1% and the library's CPU cost

@@ -1,14 +1,16 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # coverage.sh - line coverage of src/ from the unit and engine tests alone
 # (no preloading, no network), per file, then the engines' totals checked
 # against a floor.  Run by `make coverage` after an instrumented build in
 # $B (build-cov) and a run of `scripts/run-tests.sh unit` there.
 #
 # The engines are the preload files that decide what a connect, a read or
-# write, or a wait does: src/preload/connect*, io*, wait*, epoll*, and the
-# helpers split from them (dest, sigrestart, sotimeo); and the request
-# layer: the HTTP engines (src/preload/http*), the resolver retries
-# (resolve.c) and the thread's deadline (tdeadline.c).  Each group must
+# write, or a wait does: src/preload/connect/, io/io*, wait/ and the epoll
+# instances (state/epollinst.c), and the helpers split from them
+# (state/dest, sigrestart, sotimeo); and the request layer: the HTTP
+# engines (src/preload/http/), the resolver retries (names/resolve.c) and
+# the thread's deadline (state/tdeadline.c).  Each group must
 # keep at least COVERAGE_FLOOR percent (70) of its lines covered, the
 # request layer REQUEST_FLOOR (85; it is at 91%).
 set -u
@@ -27,10 +29,11 @@ import json, re, sys
 data = json.load(open(sys.argv[1]))
 floor = float(sys.argv[2])
 groups = [
-    ('connect', r'src/preload/(connect|dest|sigrestart|sotimeo)\w*\.c$', floor),
-    ('read/write', r'src/preload/io\w*\.c$', floor),
-    ('wait', r'src/preload/(wait|epoll)\w*\.c$', floor),
-    ('request', r'src/preload/(http\w*|resolve|tdeadline)\.c$',
+    ('connect', r'src/preload/(connect/\w+|state/(dest|sigrestart|sotimeo))\.c$',
+     floor),
+    ('read/write', r'src/preload/io/io\w*\.c$', floor),
+    ('wait', r'src/preload/(wait/\w+|state/epollinst)\.c$', floor),
+    ('request', r'src/preload/(http/\w+|names/resolve|state/tdeadline)\.c$',
      float(sys.argv[3])),
 ]
 files = sorted(data['files'], key=lambda f: f['filename'])

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # deadline-chain.sh - the lesson's chain (SPEC 10, issue 16): a client ->
 # A -> B -> C -> a silent backend, three unmodified Python services
 # (tests/programs/chain_service.py, ThreadingHTTPServer + urllib) on

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # deb-check.sh - the Debian package end to end, as an operator meets it:
 # build it (`make deb`), lintian, `apt-get install ./resolute_*.deb`, run
 # the demo with the installed command (which must find the installed

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # demo-deadline.sh - `make demo-deadline`: the chain of issue 16 run bare
 # and under the library (scripts/deadline-chain.sh), with its timelines.
 set -u

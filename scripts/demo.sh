@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # demo.sh - curl against a flaky server, without and with resolute.
 #
 # Act 1: a server that refuses connections for a moment (it is restarting).
@@ -70,9 +71,13 @@ flaky 1500
 say "\$ resolute run --policy demo.yaml -- curl http://127.0.0.1:$port/"
 sed 's/^/   | /' "$POLICY"
 t0=$(ms)
+# The body goes to a file: the library's exit summary is written before
+# curl's standard output is flushed, and would run into it.
+body=$(mktemp)
 timeout 20 env ${LIBENV:+"$LIBENV"} "$RESOLUTE" run --policy "$POLICY" --log info -- \
-	curl -sS -w '\n' "http://127.0.0.1:$port/"
-echo "   -> curl exit $?, after $(( $(ms) - t0 )) ms"
+	curl -sS -o "$body" "http://127.0.0.1:$port/"
+echo "   -> curl exit $?, after $(( $(ms) - t0 )) ms, body: $(cat "$body")"
+rm -f "$body"
 kill $peer 2>/dev/null; wait $peer 2>/dev/null
 
 if [ "${RS_NETNS:-}" != 1 ]; then

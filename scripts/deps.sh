@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # deps.sh - makes sure the packages that build and test resolute are here.
 #
 #   scripts/deps.sh        what `make test` needs

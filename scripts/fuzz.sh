@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # fuzz.sh - builds the libFuzzer targets under tests/fuzz/ and runs each one
 # for a bounded time, starting from its seed corpus.
 #
@@ -18,10 +19,10 @@ out="$B/fuzz"
 llhttp_src=${LLHTTP_SRC:-/usr/share/llhttp}
 llhttp_inc=${LLHTTP_INC:-/usr/share/include/llhttp}
 # Every pure module, as the Makefile takes them (the core links on its own).
-srcs="$(echo src/core/*.c) src/core/default_policy.S
+srcs="$(echo src/core/*/*.c) src/core/policy/default_policy.S
 $out/llhttp_llhttp.o $out/llhttp_api.o $out/llhttp_http.o"
 san="-fsanitize=address,undefined -fno-sanitize-recover=all"
-flags="-g -O1 -std=c11 -D_GNU_SOURCE -Isrc/core -I$llhttp_inc -Wall -Wextra -Werror
+flags="-g -O1 -std=c11 -D_GNU_SOURCE $(for d in src/core/*/; do printf -- '-I%s ' "${d%/}"; done)-I$llhttp_inc -Wall -Wextra -Werror
 -Wmissing-prototypes -fno-omit-frame-pointer -fsanitize=fuzzer $san"
 
 if ! command -v "$FUZZ_CC" >/dev/null 2>&1; then

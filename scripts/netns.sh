@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # netns.sh - runs a command inside a private network namespace with faults.
 #
 #   scripts/netns.sh COMMAND [ARG...]

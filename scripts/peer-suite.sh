@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # peer-suite.sh - runs CPython's own socket test suite (Debian's
 # libpython3.11-testsuite, written by others) bare and under the library,
 # and compares the outcomes case by case.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-tests.sh - runs the test suites and ends with the line
 # "N passed, N failed, N skipped".
 #

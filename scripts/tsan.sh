@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tsan.sh - the threaded integration tests against a ThreadSanitizer build
 # of the library and of the test programs (`make tsan` builds build-tsan).
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fake.h - a scripted stand-in for the kernel under the engines.
  *

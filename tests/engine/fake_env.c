@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fake_env.c - what the engines get from outside besides the real calls:
  * the monotonic clock, the runtime (policy and process deadline), the

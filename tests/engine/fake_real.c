@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fake_real.c - the scripted rs_real_*() calls of connect, socket options
  * and transfers, and the calls no engine makes (each a mismatch); the

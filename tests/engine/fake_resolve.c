@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fake_resolve.c - the scripted resolver calls (getaddrinfo and the
  * gethostbyname family) and the sleeps between their retries, which move

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fake_script.c - the script of expected calls and the model of each
  * socket (see fake.h).

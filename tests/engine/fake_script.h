@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fake_script.h - what the fakes share: the script under way, the checks
  * every scripted call makes, and the per-test resets.  For tests/engine/

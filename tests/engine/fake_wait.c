@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fake_wait.c - the scripted waits (poll, ppoll, select, pselect, the
  * epoll waits) and the model of each epoll instance's interest list that

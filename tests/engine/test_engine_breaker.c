@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_engine_breaker.c - the circuit breaker in the connect engine
  * (connect_breaker.c via connect_step.c) against the scripted kernel: an

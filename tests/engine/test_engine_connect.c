@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_engine_connect.c - the connect engine (connect.c) against the
  * scripted kernel: attempts, attempt timeouts, backoff waits, the

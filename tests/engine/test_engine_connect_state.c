@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_engine_connect_state.c - the connect engine across calls: a
  * blocking connect interrupted by a signal resumes the same attempt, a

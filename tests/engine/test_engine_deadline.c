@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_engine_deadline.c - deadlines across hops (SPEC 10) against the
  * scripted kernel: the outbound header edit (httpout.c), the inbound
@@ -22,6 +23,7 @@
 #include "fake.h"
 #include "fdtable.h"
 #include "httpconn.h"
+#include "httpout.h"
 #include "httpio.h"
 #include "io.h"
 #include "tdeadline.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_engine_epoll.c - epoll registrations of managed sockets
  * (epolltrack.c, through wait.c) against a model of the kernel's interest

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_engine_epoll_timers.c - the timers of epoll registrations on
  * connected sockets with read or write timeouts, as a request's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_engine_failover.c - failover in the connect engine (retarget.c via
  * connect_step.c) against the scripted kernel: each retry goes to the

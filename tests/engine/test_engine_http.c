@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_engine_http.c - the blocking HTTP/1.x status retry engine
  * (httpretry.c, through httpio.c) against the scripted kernel: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_engine_httpwait.c - the non-blocking HTTP/1.x status retry
  * (httpwait.c) against the scripted kernel: each case is what the program

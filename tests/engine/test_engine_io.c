@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_engine_io.c - the read/write engine (io.c) against the scripted
  * kernel: read and write timeouts with partial transfers, a timeout kept

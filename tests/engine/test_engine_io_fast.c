@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_engine_io_fast.c - the steady state of reads and writes: a read
  * that starts right after the last activity blocks under the kernel's
@@ -119,14 +120,14 @@ static void test_armed_count_exact(void **state)
 
 	(void)state;
 	fk_script(steps);
-	unsigned before = rs_fd_kt_armed();
+	unsigned before = rs_ktimeo_armed();
 	struct rs_fd *e = fk_connected(FD, fk_policy(POLICY_R500), false);
 
 	assert_int_equal(rs_io_read(e, FD, buf, sizeof(buf)), 1);
 	assert_true(e->kt_ours[0]);
-	assert_int_equal(rs_fd_kt_armed(), before + 1);
+	assert_int_equal(rs_ktimeo_armed(), before + 1);
 	rs_fd_forget(FD);
-	assert_int_equal(rs_fd_kt_armed(), before);
+	assert_int_equal(rs_ktimeo_armed(), before);
 	fk_done();
 }
 

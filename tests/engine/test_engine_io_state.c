@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_engine_io_state.c - reads and writes whose socket's state changes
  * around them: a read on a connect under way (non-blocking: one step and

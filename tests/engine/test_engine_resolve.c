@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_engine_resolve.c - retries of transient name-resolution failures
  * (resolve.c, SPEC 5d) against a scripted resolver: which answers are

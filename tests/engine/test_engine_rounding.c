@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_engine_rounding.c - no wait of the library ends early because the
  * clock is read in whole milliseconds: a backoff, a connect_timeout and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_engine_startenv.c - the library's variables as the process started
  * with them: the copy outlives clearenv() and setenv(), holds only the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_engine_wait.c - the program's poll, ppoll, select and pselect
  * (wait.c) against the scripted kernel: a wait drives a non-blocking

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_http.c - libFuzzer target for the HTTP/1.x tracker and the retry
  * machine (http.h, http_retry.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_match.c - libFuzzer target for the `match:` grammar.
  *

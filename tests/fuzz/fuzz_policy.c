@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_policy.c - libFuzzer target for the policy loader.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * breaker_hammer.c - a client for test_breaker_hammer: THREADS threads
  * connect to 127.0.0.1:PORT over and over for MS milliseconds (socket,

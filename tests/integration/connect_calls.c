@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * connect_calls.c - one blocking connect and close to a local listener,
  * between two getppid() system calls that mark it for strace, after a

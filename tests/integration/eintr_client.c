@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * eintr_client.c - blocking connects interrupted by a signal.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * env_client.c - a program that clears its environment before it
  * connects, as nginx's workers and other daemons do; run by

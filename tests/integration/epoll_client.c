@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * epoll_client.c - epoll programs run under the library by test_epoll.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fo_client.c - a client that resolves a name as legacy programs do, for
  * the failover and DNS-retry tests (SPEC 5c, 5d).

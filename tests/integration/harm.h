@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * harm.h - helpers for the test_harm_* orchestrators (header-only).
  *

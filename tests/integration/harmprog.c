@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * harmprog.c - "do no harm" scenarios, run under the library by the
  * test_harm_* orchestrators.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * io_steps.h - the orchestration of the read and write timeout tests
  * (test_io.c, test_io_names.c): rsclient's steps run under the library

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * many_connect.c - many non-blocking connects in one epoll loop, run under
  * the library by test_wait_many.

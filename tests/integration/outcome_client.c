@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outcome_client.c - how a program learns the outcome of its connect, run
  * by test_connect_outcome.c bare and under the library.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * parity.h - what test_kernel_parity.c and test_log_safety.c share: the
  * policy their scenarios run under, and running one parity_client mode.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * parity_client.c - programs that rely on the kernel's own semantics of
  * connect, read, errno, dup2, fork and vfork, and on log lines never

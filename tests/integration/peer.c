@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * peer.c - a misbehaving server for the integration tests.
  *

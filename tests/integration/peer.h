@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * peer.h - fixtures for the integration tests (header-only).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rawpoll_client.c - waits for a non-blocking connect with a raw ppoll
  * system call, which no preloaded library can see (as io_uring would).

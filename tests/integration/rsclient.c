@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rsclient.c - a scriptable client for the integration tests.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sockopt_client.c - what a program sees of SO_RCVTIMEO on a managed
  * socket whose reads the kernel times for the library; run by test_ktimeo.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_breaker_hammer.c - one breaker hammered by 8 processes of 8 threads
  * each (SPEC 12), against a listener that comes and goes every 20 ms, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_budget.c - the retry budget across real processes (SPEC §5b).
  *

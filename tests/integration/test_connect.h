@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_connect.h - helpers shared by the connect integration tests.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_connect_faults.c - blocking connect against dropped SYNs and ICMP
  * host-unreachable (SPEC 5): attempt timeouts, connect_budget,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_connect_outcome.c - a program learns the outcome of its connect as
  * the kernel would tell it (SPEC 5), whichever way it asks: the connect()

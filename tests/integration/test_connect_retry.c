@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_connect_retry.c - blocking connect retries on loopback (SPEC 5, 7, 8).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_epoll.c - epoll behaviour that event loops rely on, under the
  * library: a connect's completion reaches the program in the wait in which

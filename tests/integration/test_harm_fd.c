@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_harm_fd.c - descriptor bookkeeping (SPEC §8): every way a program
  * copies, closes, reuses or re-flags a descriptor keeps the library's idea

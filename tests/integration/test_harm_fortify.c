@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_harm_fortify.c - _FORTIFY_SOURCE=2 programs (SPEC §8): they call
  * __read_chk, __recv_chk, __recvfrom_chk, __poll_chk and __ppoll_chk

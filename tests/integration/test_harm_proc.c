@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_harm_proc.c - processes, threads and signals (SPEC §8).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_io.c - read and write timeouts (SPEC §6) with the peer and rsclient.
  *

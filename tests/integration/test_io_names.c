@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_io_names.c - read and write timeouts (SPEC §6) through each of the
  * other names a program reads and writes a socket with: recvfrom (with

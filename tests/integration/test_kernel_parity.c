@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_kernel_parity.c - a managed socket behaves as the kernel's would
  * where programs rely on it: connect() called again on a pending connect,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_ktimeo.c - blocking reads timed by the kernel for the library
  * (SO_RCVTIMEO) keep SPEC §6 and leave no trace the program can see: the

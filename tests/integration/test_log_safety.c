@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_log_safety.c - the library's log lines never hurt the program: a
  * daemon that closes every descriptor never gets them in its own files,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_safety_net.c - the kernel gives up a connect near connect_timeout
  * even when the program waits where the library cannot see (a raw system

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_start_environment.c - the library's settings come from the
  * environment the process started with (SPEC 3): a program that clears

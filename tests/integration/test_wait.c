@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_wait.c - non-blocking connects driven by the program's waits
  * (SPEC §5), for every wait API: poll, ppoll, select, pselect, epoll

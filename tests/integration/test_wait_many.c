@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_wait_many.c - 1,000 non-blocking connects in one epoll loop, under
  * a policy of 500 ms attempts, 2 attempts, 100 ms backoff without jitter.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * udp_client.c - a datagram socket's connect, which the library must leave
  * alone.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wait_mix.c - one wait API, a connecting socket and another descriptor,
  * run under the library by test_wait.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """runner.py - runs CPython's own socket tests and records each case.
 
     python3 runner.py OUT MODULE [MODULE...]

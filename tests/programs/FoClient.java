@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // FoClient.java - the Java client of the failover and DNS-retry tests:
 // new Socket(name, port) resolves the name (getaddrinfo) and connects to
 // the first address only, as most Java programs do, then sends a GET.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // UploadClient.java - Java uploads for test_blocking_uploads.sh:
 //     java -cp DIR UploadClient MODE PORT FILE
 // "stream": a blocking Socket's OutputStream.write of the whole file;

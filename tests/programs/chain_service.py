@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """chain_service.py - one hop of the deadline chain (SPEC 10, issue 16).
 
 An ordinary, unmodified service: Python's ThreadingHTTPServer (a thread per

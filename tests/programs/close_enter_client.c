@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * close_enter_client.c - a read that enters the library's HTTP engine
  * while another thread closes its descriptor, many times; for

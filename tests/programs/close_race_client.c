@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * close_race_client.c - one thread blocked in read() while another closes
  * the socket and opens a new connection, which gets the same descriptor

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """deadline_bodyless.py PORT-FILE RESULT-FILE - a ThreadingHTTPServer on
 127.0.0.1 whose handler answers 204 (a response without a body) and then,
 in the same thread, 400 ms later, connects to a backend of its own on

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """deadline_timeline.py OUTDIR [--check bare|library|pool] [--slack MS]
 
 Reads what scripts/deadline-chain.sh left in OUTDIR and prints the chain's

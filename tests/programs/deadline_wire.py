@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """deadline_wire.py - what the library puts on the wire for SPEC 10.
 
   deadline_wire.py server PORT DIR      a capture server (run bare): keeps

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """dnsd.py - a tiny DNS responder for the DNS-retry tests (SPEC 5d).
 
     dnsd.py ADDR [--fail-ms MS] [--mode servfail|silent] [--life S] NAME=IPV4...

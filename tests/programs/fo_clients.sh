@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=sh
 # fo_clients.sh - sourced by the failover and DNS-retry tests: real clients
 # that resolve a name and connect to it, one at a time.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * http_reconnect_client.c - HTTP retries that reconnect, for
  * test_http_reconnect.sh (http_reconnect_server.py is the other side).

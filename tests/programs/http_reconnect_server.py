@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """http_reconnect_server.py - servers for test_http_reconnect.sh, on
 127.0.0.1; prints the port(s) on one line, then serves for at most 40 s.
 

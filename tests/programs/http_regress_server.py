@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """http_regress_server.py - the misbehaving HTTP/1.1 server of
 test_http_regressions.sh, on 127.0.0.1 (an ephemeral port, written to
 --port-file).  Each scenario is named by the path's first part, its

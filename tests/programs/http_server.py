@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """http_server.py - a misbehaving HTTP/1.1 server for the HTTP retry tests.
 
 Listens on 127.0.0.1 (port 0 unless --port), writes the port to --port-file

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # lib.sh - helpers sourced by program tests (not a test itself):
 # now_ms, and ok/fail lines counted in $fails, which the caller sets to 0.
 # shellcheck shell=sh

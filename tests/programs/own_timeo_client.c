@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * own_timeo_client.c - a blocking HTTP client with timeouts of its own,
  * for test_http_own_timeouts.sh.

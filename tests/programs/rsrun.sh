@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=sh
 # rsrun.sh - sourced by the deadline tests and scripts/deadline-chain.sh,
 # after B and CLI are set.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=sh
 # sanitizer.sh - sourced by the real-program tests.
 #

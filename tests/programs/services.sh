@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=sh disable=SC2154 # svc_* and port: set by the sourcing test
 # services.sh - sourced by the real-service tests (test_services_*.sh):
 # a database server on a loopback port with a throw-away data directory,

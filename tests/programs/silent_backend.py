@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """silent_backend.py PORT LOGFILE SECONDS - a backend that accepts
 connections and never answers; logs "<epoch_ms> backend conn" for each
 connection it accepts, so a test can tell whether a request reached it.

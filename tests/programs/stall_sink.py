@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """stall_sink.py - a peer that accepts and does not read for a while.
 
     stall_sink.py PORTFILE STALL_MS RESULT LIMIT

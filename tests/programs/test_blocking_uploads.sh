@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_blocking_uploads.sh - real programs upload a few MB over a blocking
 # socket to a peer that accepts and reads nothing for STALL ms
 # (stall_sink.py, a 4 KB receive buffer), so that their writes must block

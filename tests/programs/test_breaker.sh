@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_breaker.sh - the circuit breaker shared across processes (SPEC 12),
 # with real processes in the test network namespace.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_cli.sh - the resolute command: check, explain, run, systemd, version.
 #
 # Needs RS_CLI (build/resolute); RS_LIB and RS_BUILD as set by

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_clients_connect.sh - real clients' non-blocking connects under the
 # library: curl (poll), OpenBSD nc (poll), python3 with a socket timeout
 # (poll), python3 asyncio (epoll) and node (libuv, epoll).

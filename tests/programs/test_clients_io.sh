@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_clients_io.sh - real clients against servers that go quiet, under a
 # policy with read_timeout 1s: each must give up near 1 s instead of hanging
 # (and, without the library, must still be hanging after 3 s, or the case
@@ -6,7 +7,8 @@
 #
 # Clients that wait in poll/epoll (curl, nc, wget's default, python with a
 # socket timeout, asyncio, node) get their timeout from the wait engine
-# (src/preload/wait.c, epollwait.c); the others from blocking reads (io.c).
+# (src/preload/wait/wait.c, epollwait.c); the others from blocking reads
+# (io/io.c).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 B=${RS_BUILD:-$PWD/build}

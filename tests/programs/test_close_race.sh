@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_close_race.sh - a thread blocked in read() under read_timeout 1s
 # while another thread closes that socket and connects anew, getting the
 # same descriptor number (close_race_client.c).  Without the library the

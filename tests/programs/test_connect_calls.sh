@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_connect_calls.sh - a managed blocking connect to a local listener
 # makes at most 3 system calls more than without the library (issue 13),
 # and none of the non-blocking path's (fcntl, poll, the outcome's

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_deadline.sh - a process deadline (RESOLUTE_DEADLINE, SPEC §3) bounds
 # a whole process tree: a shell script run under
 #	resolute run --deadline 2s -- sh -c 'CLIENT; CLIENT'

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_deadline_chain.sh - deadlines across hops (SPEC 10, issue 16): the
 # lesson's chain client -> A -> B -> C -> silent backend, three unmodified
 # Python ThreadingHTTPServer services on loopback (scripts/deadline-chain.sh),

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_deadline_headers.sh - the outbound half of SPEC 10 on the wire: a
 # bare capture server (deadline_wire.py) records what clients under the
 # library send when their rule sets deadline_header and a process deadline

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_deadline_inbound.sh - the inbound half of SPEC 10 at its edges: an
 # unmodified service (chain_service.py, ThreadingHTTPServer) started with
 # `inbound_deadline: X-Request-Deadline` and `inbound_deadline_max: 1s`

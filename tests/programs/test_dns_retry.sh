@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_dns_retry.sh - transient name-resolution failures retried (SPEC 5d).
 #
 # In the test network namespace and a private mount namespace, resolv.conf,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_epoll_failed_connect.sh - a program that registers (or re-arms) an
 # epoll registration after its managed connect failed for good sees the
 # failure as Linux shows a dead socket: EPOLLOUT|EPOLLERR|EPOLLHUP, for

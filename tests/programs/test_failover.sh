@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_failover.sh - failover across a name's addresses (SPEC 5c) with real
 # clients that use only the first address they get.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_hostile_policy.sh - hostile policy files never break a real program
 # (SPEC §3, §8): with RESOLUTE_STRICT=1 it stops at start-up with status 78
 # and the errors logged; otherwise the errors are logged once and every

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_http_own_sndtimeo.sh - a request head the library holds and sends
 # itself must leave within the program's own SO_SNDTIMEO, as the kernel's
 # blocking send would, and the stream must stay whole.

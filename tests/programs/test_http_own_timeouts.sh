@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_http_own_timeouts.sh - blocking reads on the connections of an
 # `http:` rule (the status retry engine, httpretry.c, waits for the
 # response itself) must keep what the program's own read would do:

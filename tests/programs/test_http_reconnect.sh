@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_http_reconnect.sh - HTTP retries that reconnect on the program's
 # descriptor (http_reconnect_client.c against http_reconnect_server.py):
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_http_regressions.sh - real clients against the misbehaving server
 # of tests/programs/http_regress_server.py, each case a bug the engine
 # stand-in (tests/engine) found in the HTTP engines:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_http_retry.sh - HTTP/1.x status retries (SPEC 9) with real clients
 # against tests/programs/http_server.py on 127.0.0.1.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_http_symbols.sh - the library's llhttp cannot meet a program's own:
 # libresolute.so exports no llhttp or http_parser name, and a program that
 # links its own llhttp (a non-strict build, exported with -rdynamic) parses

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_install.sh - `make install DESTDIR=... PREFIX=/usr/local` puts every
 # artifact of SPEC §1 in place with sane modes, and `make uninstall` takes
 # them away again (keeping the administrator's /etc/resolute/policy.yaml).

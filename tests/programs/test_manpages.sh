@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_manpages.sh - the manual pages are valid mdoc (mandoc -Tlint, no
 # warnings), and every subcommand and environment variable the command and
 # the contract name is documented in them.

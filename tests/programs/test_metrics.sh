@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_metrics.sh - machine-wide counters (SPEC 11) seen from outside: real
 # clients (curl, or python3 where curl cannot start under a sanitizer, and
 # python3) run under the library with one policy, each its

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_nginx.sh - nginx as a reverse proxy under the library, started the
 # way a systemd drop-in starts it: LD_PRELOAD, RESOLUTE_POLICY and
 # RESOLUTE_LOG_FILE in its environment, and no `env` directive in

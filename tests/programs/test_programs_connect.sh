@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_programs_connect.sh - real programs' blocking connects under resolute.
 #
 # wget and python3 (urllib.request.urlopen without a timeout) both make a

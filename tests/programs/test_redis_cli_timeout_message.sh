@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_redis_cli_timeout_message.sh - redis-cli names the real cause when
 # its connect fails under the library, as it does bare.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_secure.sh - secure-execution mode (AT_SECURE, SPEC §3): a setuid
 # program ignores RESOLUTE_POLICY and RESOLUTE_LOG_FILE, which an
 # unprivileged user could otherwise point at files of their choosing.

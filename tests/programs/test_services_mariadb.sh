@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_services_mariadb.sh - MariaDB and the mariadb client under the
 # library: a server restarting, a port dropping SYNs, a server frozen after
 # the handshake (see services.sh), and a mariadb-slap load run with read

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_services_postgres.sh - PostgreSQL and psql under the library: a
 # server restarting, a port dropping SYNs, a server frozen after the
 # handshake (see services.sh), and a pgbench load run with read and write

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_services_redis.sh - Redis and redis-cli under the library: a server
 # restarting, a port dropping SYNs, a server frozen after the connection is
 # made (see services.sh), and a redis-benchmark load run with read and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * upload_client.c - a plain blocking client that uploads FILE to
  * 127.0.0.1:PORT through one of the ways a program writes to a socket,

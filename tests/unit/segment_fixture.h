@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * segment_fixture.h - for the unit tests of the shared segment: each test
  * gets a file of its own under /dev/shm (named after the test program and

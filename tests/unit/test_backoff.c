@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_backoff.c - backoff waits: the SPEC table, bounds, distributions
  * of 10,000 seeded draws per retry index for every jitter mode, overflow.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_breaker.c - unit tests for breaker.c and breaker_table.c: the
  * state machine over its word (opening, rejects, probe hand-out, doubling

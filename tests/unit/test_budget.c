@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_budget.c - the retry budget: the allowance formula, the sliding
  * window (with an injected clock), concurrent takers, and the shared

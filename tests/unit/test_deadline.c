@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_deadline.c - deadlines across hops (SPEC 10), the pure parts: the
  * header value parser, the clamp, which value an outbound request keeps,

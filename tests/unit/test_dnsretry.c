@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_dnsretry.c - unit tests for dnsretry.c: which lookups are retried,
  * under which rule, with which waits, and where the retries stop.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_duration.c - the one duration grammar (duration.c), which the
  * policy loader and `resolute run --deadline` share: what it accepts, what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_failover.c - unit tests for failover.c: the next address of a
  * name (order, round-robin, families, recent failures) and the socket

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_heap.c - the timer heap: order, re-keying, removal from any slot,
  * against a brute-force model over seeded random operations.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_http.c - the HTTP/1.x tracker: events and their byte offsets for
  * exchanges fed whole, byte by byte and split at every point; what it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_http_retry.c - the retry machine's decisions: what is retried and
  * how long it waits, what is shown, replays of kept and edited requests,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_log.c - log lines: text and JSON forms, levels, escaping, one write
  * per line, errno preserved.

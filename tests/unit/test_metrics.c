@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_metrics.c - the machine-wide counters (SPEC 11): their slots in the
  * shared segment (one per rule, shared by every mapping, long labels and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_names.c - unit tests for names.c (address -> hostname table).
  */

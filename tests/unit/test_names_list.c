@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_names_list.c - unit tests for the per-name address lists of
  * names.c (the order failover follows, SPEC 5c).

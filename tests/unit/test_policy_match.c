@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_policy_match.c - match parsing, matching, sockaddr conversion,
  * lookup order and duration formatting, table-driven.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_policy_yaml.c - the YAML loader: valid files, every invalid fixture
  * with its exact diagnostic, every shipped policy, the compiled-in copy.

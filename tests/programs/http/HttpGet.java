@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // HttpGet.java - GET a URL with HttpURLConnection; print the body on 200,
 // exit 1 otherwise (the HTTP retry tests run it with `java HttpGet.java`).
 import java.io.InputStream;

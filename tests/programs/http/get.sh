@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # get.sh CLIENT URL - one HTTP GET by a real client, for the HTTP retry
 # tests: prints the body and exits 0 on a 200, non-zero otherwise.  Every
 # client is used as it comes, with its defaults (wget: --tries=1, so that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * host_llhttp.c - a program with its own llhttp (linked in, exported with
  * -rdynamic), as a host of the library: it GETs argv[2] from 127.0.0.1

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """loop_asyncio.py URL... - GETs every URL at once on one asyncio loop
 (non-blocking sockets, epoll) while a ticker measures how late the loop
 runs its 10 ms timer, for test_http_wait.sh.  Prints

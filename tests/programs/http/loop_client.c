@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * loop_client.c - an epoll event loop with two connections, for the HTTP
  * retry tests (test_http_wait.sh): one GET to the HTTP test server on a

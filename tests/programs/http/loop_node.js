@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loop_node.js URL... - GETs every URL at once with node's http module
 // (libuv: non-blocking sockets, epoll) while a 10 ms interval measures how
 // late the event loop runs it, for test_http_wait.sh.  Prints

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * httpstate.c - the HTTP retry engine's state of one connection: made on
+ * the first call that wants it, held by one thread at a time, and freed
+ * with its descriptor's entry -- by the thread still inside it, when
+ * another thread's close forgets the entry meanwhile.
+ */
+#include "httpstate.h"
+
+#include <stdlib.h>
+
+static unsigned http_bit;
+
+/*
+ * h->busy: no thread inside, one inside, or one inside while another
+ * thread's close forgot the entry, so that the one inside frees the state
+ * when it leaves (rs_hconn_drop()).
+ */
+enum { HCONN_IDLE, HCONN_HELD, HCONN_DROPPED };
+
+/* Takes h for the calling thread; false when another thread has it. */
+static bool hold(struct rs_fd *e, struct rs_hconn *h)
+{
+	int idle = HCONN_IDLE;
+
+	if (!__atomic_compare_exchange_n(&h->busy, &idle, HCONN_HELD, false,
+		__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return false;
+	h->fd_gen = rs_fd_gen(e);
+	return true;
+}
+
+bool rs_hconn_closed(const struct rs_fd *e, const struct rs_hconn *h)
+{
+	return rs_fd_closed_since(e, h->fd_gen);
+}
+
+static void free_state(struct rs_hconn *h)
+{
+	rs_hr_free(&h->m);
+	free(h);
+}
+
+/*
+ * A new state for e's connection, made outside the entry's lock (an
+ * allocation may wait); NULL when memory is short.
+ */
+static struct rs_hconn *make_state(struct rs_fd *e)
+{
+	struct rs_hconn *h = calloc(1, sizeof(*h));
+
+	if (h == NULL)
+		return NULL;
+	rs_hr_init(&h->m, &e->settings->http, NULL);
+	return h;
+}
+
+/*
+ * Takes e's state for this thread.  The state is looked up and taken
+ * under the entry's lock, which rs_hconn_drop() takes too: a close in
+ * another thread either finds it taken (and leaves it to this thread to
+ * free) or detaches it before this thread sees it, never frees it under
+ * this thread's hands.  *busy: another thread had it; with `conflict`,
+ * the state is marked so under the same lock (rs_hconn_leave() then
+ * stops following the connection).
+ */
+static struct rs_hconn *take(struct rs_fd *e, struct rs_hconn *fresh,
+    bool conflict, bool *busy)
+{
+	struct rs_hconn *h;
+	bool ok = false;
+
+	rs_fd_lock(e);
+	h = e->http;
+	if (h == NULL && fresh != NULL) {
+		rs_hconn_attach(e, fresh);
+		h = fresh;
+		fresh = NULL;
+	}
+	if (h != NULL && h->m.phase != RS_HR_PASS) {
+		ok = hold(e, h);
+		*busy = !ok;
+		if (!ok && conflict)
+			h->conflict = true;
+	}
+	rs_fd_unlock(e);
+	if (fresh != NULL)
+		free_state(fresh);
+	return ok ? h : NULL;
+}
+
+struct rs_hconn *rs_hconn_enter(struct rs_fd *e)
+{
+	struct rs_hconn *fresh = NULL;
+	bool busy = false;
+
+	if (e->http_off)
+		return NULL;
+	if (__atomic_load_n(&e->http, __ATOMIC_ACQUIRE) == NULL) {
+		if (!e->settings->http.enabled)
+			return NULL;
+		fresh = make_state(e);
+		if (fresh == NULL) {
+			e->http_off = true;
+			return NULL;
+		}
+	}
+	/* Another thread inside: this call passes it by. */
+	return take(e, fresh, true, &busy);
+}
+
+struct rs_hconn *rs_hconn_enter_wait(struct rs_fd *e, bool *busy)
+{
+	*busy = false;
+	if (e->http_off || __atomic_load_n(&e->http, __ATOMIC_ACQUIRE) == NULL)
+		return NULL;
+	return take(e, NULL, false, busy);
+}
+
+void rs_hconn_leave(struct rs_fd *e, struct rs_hconn *h)
+{
+	(void)e;
+	if (h->orphan) {
+		free_state(h);
+		return;
+	}
+	if (h->conflict)
+		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
+	if (__atomic_exchange_n(&h->busy, HCONN_IDLE, __ATOMIC_ACQ_REL) ==
+	    HCONN_DROPPED)
+		free_state(h);
+}
+
+void rs_hconn_attach(struct rs_fd *e, struct rs_hconn *h)
+{
+	e->http = h;
+	rs_fd_hold(e, http_bit);
+}
+
+/* The table's release hook: a forgotten entry's state goes with it. */
+static void release(struct rs_fd *e)
+{
+	if (e->http != NULL)
+		rs_hconn_drop(e);
+}
+
+/*
+ * The table's copy hook.  Two descriptors of one connection: HTTP is no
+ * longer followed.  A socket error the engine holds (http_err) stays with
+ * both, as either may be the one the program reads next (httpio.h).
+ */
+static void copy(struct rs_fd *from, struct rs_fd *to)
+{
+	to->http = NULL;
+	from->http_off = to->http_off = true;
+}
+
+static const struct rs_fd_hooks http_hooks = { release, copy };
+
+/* Registered at load: a dup must be marked before any state exists. */
+__attribute__((constructor)) static void http_register(void)
+{
+	http_bit = rs_fd_hooks_add(&http_hooks);
+}
+
+/*
+ * A thread inside (blocked in one of the engine's waits, say, while
+ * another closes the descriptor) still uses h: it frees it when it
+ * leaves, and finds the descriptor closed (rs_hconn_closed()).
+ */
+void rs_hconn_drop(struct rs_fd *e)
+{
+	int held = HCONN_HELD;
+	bool theirs;
+
+	rs_fd_lock(e);
+	struct rs_hconn *h = e->http;
+
+	e->http = NULL;
+	e->http_off = false;
+	theirs = h != NULL && __atomic_compare_exchange_n(&h->busy, &held,
+	    HCONN_DROPPED, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	rs_fd_unlock(e);
+	if (h != NULL && !theirs)
+		free_state(h);
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * httpstate.h - the HTTP retry engine's state of one connection (struct
+ * rs_hconn): made on the first call that wants it, held by one thread at a
+ * time, attached to its descriptor's entry and freed with it, through the
+ * release hook this module registers with the table (fdtable.h).
+ *
+ * Thread-safety: a connection is used by one thread at a time; a second
+ * thread that enters while another is inside makes the connection pass
+ * through for good (HTTP/1.x clients do not share a connection so).
+ */
+#ifndef RS_HTTPSTATE_H
+#define RS_HTTPSTATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fdtable.h"
+#include "http_retry.h"
+
+/* How much of a response head the engine can look at (bigger: shown). */
+#define RS_HCONN_PEEK 16384
+
+struct rs_hconn {
+	struct rs_hr m;
+	uint32_t prev_wait_ms;		/* decorrelated jitter */
+	int busy;			/* HCONN_IDLE, _HELD, _DROPPED (atomic) */
+	uint32_t fd_gen;		/* the entry's generation when entered */
+	bool conflict;			/* another one came meanwhile */
+	bool orphan;			/* its descriptor is no longer managed */
+	bool reused;			/* the last resend reused the connection */
+	int64_t own_until;		/* the program's SO_RCVTIMEO, this call */
+	/* The non-blocking retry, driven by the waits (httpwait.h). */
+	int64_t retry_at_ms;		/* WAIT: when the request goes again */
+	const char *out;		/* a resend's bytes not sent yet */
+	size_t out_left;
+	bool connecting;		/* WAIT: a reconnect is under way */
+	bool fresh;			/* WAIT: ... and the resend goes on it */
+	bool lowat_set;			/* SO_RCVLOWAT is ours for now */
+	int lowat_old;			/* the program's SO_RCVLOWAT */
+	char buf[RS_HCONN_PEEK];
+};
+
+/*
+ * Enters the engine for e: returns its connection state, made on first use
+ * when e's rule enables http, or NULL when the call should go the plain
+ * way (no http, pass-through, another thread inside).  Pair with
+ * rs_hconn_leave().
+ */
+struct rs_hconn *rs_hconn_enter(struct rs_fd *e);
+void rs_hconn_leave(struct rs_fd *e, struct rs_hconn *h);
+
+/*
+ * Enters the engine for a wait: as rs_hconn_enter(), except that a thread
+ * already inside is no conflict (the wait looks again later): *busy is
+ * set and NULL returned.
+ */
+struct rs_hconn *rs_hconn_enter_wait(struct rs_fd *e, bool *busy);
+
+/*
+ * Whether the descriptor was closed since h was entered: another thread
+ * closed it while this one waited in the engine, and the number may be
+ * another socket's now, its entry another connection's.  The waiting call
+ * ends with EBADF and leaves h (which the close left to it to free).
+ */
+bool rs_hconn_closed(const struct rs_fd *e, const struct rs_hconn *h);
+
+/* Releases e's connection state (close, dup, reuse of the number). */
+void rs_hconn_drop(struct rs_fd *e);
+
+/*
+ * Attaches h to e (e->http), with e's lock held or e not yet seen by
+ * another thread, and marks e so that the table's release hook frees h
+ * with the entry.
+ */
+void rs_hconn_attach(struct rs_fd *e, struct rs_hconn *h);
+
+#endif /* RS_HTTPSTATE_H */
