@@ -16,8 +16,12 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include "breaker.h"
 #include "breaker_table.h"
+#include "breakers.h"
 
 static struct rs_breaker_settings cfg(unsigned failures, uint32_t open_ms,
     uint32_t max_ms, unsigned probes)
@@ -346,6 +350,43 @@ static void test_threads_hammer(void **state)
 	    hammer_clock / THREADS + 1000, &err), RS_BREAKER_REJECT);
 }
 
+/* Addresses as the labels and log lines show them; v4-mapped as IPv4. */
+static void test_addresses(void **state)
+{
+	struct sockaddr_in6 in6 = { .sin6_family = AF_INET6,
+		.sin6_port = htons(443) };
+	struct sockaddr_in in = { .sin_family = AF_INET,
+		.sin_port = htons(5432) };
+	struct rs_breaker_dest d, d4;
+	char buf[RS_BREAKER_ADDR_MAX];
+
+	(void)state;
+	inet_pton(AF_INET6, "fd00::1", &in6.sin6_addr);
+	assert_true(rs_breakers_dest(&d, NULL, (struct sockaddr *)&in6,
+	    sizeof(in6)));
+	assert_string_equal(rs_breakers_addr_text(d.family, d.addr, d.port,
+	    buf, sizeof(buf)), "[fd00::1]:443");
+	inet_pton(AF_INET6, "::ffff:10.0.0.5", &in6.sin6_addr);
+	in6.sin6_port = htons(5432);
+	inet_pton(AF_INET, "10.0.0.5", &in.sin_addr);
+	assert_true(rs_breakers_dest(&d, NULL, (struct sockaddr *)&in6,
+	    sizeof(in6)));
+	assert_true(rs_breakers_dest(&d4, NULL, (struct sockaddr *)&in,
+	    sizeof(in)));
+	assert_int_equal(d.family, AF_INET);
+	assert_int_equal(rs_breaker_key(&d), rs_breaker_key(&d4));
+	assert_string_equal(rs_breakers_addr_text(d.family, d.addr, d.port,
+	    buf, sizeof(buf)), "10.0.0.5:5432");
+	/* Another port, another breaker. */
+	in.sin_port = htons(5433);
+	assert_true(rs_breakers_dest(&d4, NULL, (struct sockaddr *)&in,
+	    sizeof(in)));
+	assert_int_not_equal(rs_breaker_key(&d), rs_breaker_key(&d4));
+	in.sin_family = AF_UNIX;
+	assert_false(rs_breakers_dest(&d4, NULL, (struct sockaddr *)&in,
+	    sizeof(in)));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -358,6 +399,7 @@ int main(void)
 		cmocka_unit_test(test_clock_wrap),
 		cmocka_unit_test(test_slot_reuse),
 		cmocka_unit_test(test_threads_hammer),
+		cmocka_unit_test(test_addresses),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
