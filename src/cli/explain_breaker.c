@@ -6,6 +6,7 @@
  * address's breaker as it stands now.  Read-only.
  */
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,42 +42,67 @@ static void statuses(const struct rs_breaker_settings *b, char *buf,
 		snprintf(buf, len, "none");
 }
 
-/* The live state of t's breaker under rule r, if the segment has it. */
+/* One address's breaker as the segment tab holds it now. */
+static void live_one(struct rs_shm_table *tab, const struct rs_breaker_dest *d)
+{
+	char addr[RS_BREAKER_ADDR_MAX];
+	const struct rs_breaker_slot *sl = rs_breaker_find(&tab->breakers, d,
+	    rs_breaker_key(d));
+	int64_t now = rs_clock_now_ms();
+	uint64_t w = sl ? __atomic_load_n(&sl->word, __ATOMIC_ACQUIRE) : 0;
+	struct rs_breaker_view v;
+	enum rs_breaker_state st = rs_breaker_state_at(w, now);
+
+	rs_breakers_addr_text(d->family, d->addr, d->port, addr, sizeof(addr));
+	rs_breaker_unpack(w, &v);
+	if (!sl)
+		printf("  live: %s closed (no failure recorded)\n", addr);
+	else if (st == RS_BREAKER_CLOSED)
+		printf("  live: %s closed, %u failures in a row\n", addr,
+		    v.failures);
+	else
+		printf("  live: %s %s since %lld ms ago (%s), %u ms left\n",
+		    addr, rs_breaker_state_name(st),
+		    (long long)(now - sl->since_ms), strerror(v.err),
+		    rs_breaker_left_ms(w, now));
+}
+
+/*
+ * The live state of the target's breakers under rule r, if the segment
+ * exists: of its address, or of each address its name resolves to here.
+ */
 static void live(const struct rs_policy *p, const struct rs_rule *r,
     const struct rs_target *t)
 {
-	char path[256], real[RS_SHM_POLICY_MAX], addr[RS_BREAKER_ADDR_MAX];
+	char path[256], real[RS_SHM_POLICY_MAX];
 	struct rs_shm_table *tab;
 	struct rs_breaker_dest d = { .rule_key = rs_shm_rule_key(r),
 		.family = t->family, .port = t->port };
-	const struct rs_breaker_slot *sl;
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
 
-	memcpy(d.addr, t->addr, sizeof(d.addr));
 	if (rs_shm_path(p->path, geteuid(), path, sizeof(path), real,
 	    sizeof(real)) < 0 || rs_shm_attach(path, real, false, &tab) < 0) {
 		printf("  live: no segment (no connect under this policy yet, "
 		    "or not this user's)\n");
 		return;
 	}
-	rs_breakers_addr_text(d.family, d.addr, d.port, addr, sizeof(addr));
-	sl = rs_breaker_find(&tab->breakers, &d, rs_breaker_key(&d));
-	if (!sl) {
-		printf("  live: %s closed (no failure recorded)\n", addr);
-	} else {
-		int64_t now = rs_clock_now_ms();
-		uint64_t w = __atomic_load_n(&sl->word, __ATOMIC_ACQUIRE);
-		struct rs_breaker_view v;
-		enum rs_breaker_state st = rs_breaker_state_at(w, now);
+	/* A name's target holds a placeholder address: its own are asked. */
+	if (!t->host) {
+		memcpy(d.addr, t->addr, sizeof(d.addr));
+		live_one(tab, &d);
+	} else if (getaddrinfo(t->host, NULL, &hints, &res) == 0) {
+		for (struct addrinfo *a = res; a; a = a->ai_next) {
+			struct sockaddr_storage ss;
 
-		rs_breaker_unpack(w, &v);
-		if (st == RS_BREAKER_CLOSED)
-			printf("  live: %s closed, %u failures in a row\n",
-			    addr, v.failures);
-		else
-			printf("  live: %s %s since %lld ms ago (%s), %u ms "
-			    "left\n", addr, rs_breaker_state_name(st),
-			    (long long)(now - sl->since_ms), strerror(v.err),
-			    rs_breaker_left_ms(w, now));
+			memcpy(&ss, a->ai_addr, a->ai_addrlen);
+			((struct sockaddr_in *)&ss)->sin_port = htons(t->port);
+			if (rs_breakers_dest(&d, r, (struct sockaddr *)&ss,
+			    a->ai_addrlen))
+				live_one(tab, &d);
+		}
+		freeaddrinfo(res);
+	} else {
+		printf("  live: %s does not resolve here\n", t->host);
 	}
 	rs_shm_detach(tab);
 }
@@ -107,7 +133,7 @@ void rs_cli_explain_breaker(const struct rs_policy *p, const struct rs_rule *r,
 	printf("  kept per address and port: %u failed attempts in a row "
 	    "open it for open_for (+-10%%),\n  doubled by each failed probe\n",
 	    b->failures);
-	if (t->family != AF_INET && t->family != AF_INET6)
+	if (t->family != AF_INET && t->family != AF_INET6 && !t->host)
 		return;
 	if (b->scope != RS_SCOPE_MACHINE || !t->port)
 		printf("  live: %s\n", b->scope != RS_SCOPE_MACHINE ?
