@@ -141,8 +141,9 @@ static void log_open(const struct rs_breaker_slot *sl, unsigned which,
 		    addr, why, open_ms);
 	else
 		rs_log(RS_LOG_WARN, &f, "connect %s: breaker open after %u "
-		    "failures in a row (%s); connects to it fail at once for "
-		    "%u ms", addr, failures, why, open_ms);
+		    "failure%s in a row (%s); connects to it fail at once for "
+		    "%u ms", addr, failures, failures == 1 ? "" : "s", why,
+		    open_ms);
 }
 
 static void log_close(const struct rs_breaker_dest *d)
