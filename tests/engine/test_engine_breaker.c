@@ -135,6 +135,29 @@ static void test_failed_probe(void **state)
 	fk_done();
 }
 
+/*
+ * A failure that opens the breaker of the only address ends the connect
+ * at once: its retry would only be rejected, after a backoff wait.
+ */
+static void test_opened_no_retry(void **state)
+{
+	static const struct fk_step steps[] = {
+		FK_CONNECT_FAIL(100, ECONNREFUSED), FK_DISSOLVE(100),
+		FK_STOP,
+	};
+
+	(void)state;
+	reset();
+	fk_script(steps);
+	fk_policy(POLICY("1", "3"));
+	assert_int_equal(connect_fd(100, "127.0.0.1", false), -ECONNREFUSED);
+	assert_int_equal(fk_now(), 0);
+	assert_int_equal(fk_stat(RS_STAT_RETRIES), 0);
+	assert_true(fk_log_has("attempt 1/3 failed: connection refused; "
+	    "breaker open"));
+	fk_done();
+}
+
 static struct rs_name_addr v4(const char *s)
 {
 	struct rs_name_addr a = { .family = AF_INET };
@@ -233,6 +256,7 @@ int main(void)
 	const struct CMUnitTest more[] = {
 		cmocka_unit_test(test_open_reject_probe_close),
 		cmocka_unit_test(test_failed_probe),
+		cmocka_unit_test(test_opened_no_retry),
 		cmocka_unit_test(test_failover_past_open),
 		cmocka_unit_test(test_off_by_default),
 	};

@@ -7,9 +7,9 @@
  * Afterwards: the machine-wide counters agree with what the clients
  * counted (every connect either made its one attempt or was rejected:
  * connects = connect_attempts + breaker_rejects); and once the listener
- * stays, within one max_open_for and one lease every connect connects and
- * `resolute stats` shows no breaker that is not closed: no probe lost, no
- * breaker stuck half-open.  Run under ThreadSanitizer by scripts/tsan.sh;
+ * stays, after one max_open_for and one lease the first connect and every
+ * one after it connects and `resolute stats` shows no breaker that is not
+ * closed: no probe lost, no breaker stuck half-open.  Run under ThreadSanitizer by scripts/tsan.sh;
  * RS_HAMMER_MS=120000 hammers for two minutes instead of 1.5 s.
  */
 #include <arpa/inet.h>
@@ -211,20 +211,16 @@ static void test_hammer(void **state)
 	/*
 	 * The listener stays.  After max_open_for and a lease, whatever state
 	 * the storm left, the first connect goes (closed, or as the probe)
-	 * and connects, and so does every one after it: one thread alone,
-	 * for no other connect may be rejected while a probe is out.  Then
-	 * many threads again, all connecting.
+	 * and connects, and so does every one after it.  One thread alone:
+	 * while a probe is out other connects are rejected by design, and a
+	 * crowd of threads could overrun this one listener's queue.
 	 */
 	__atomic_store_n(&flapping, 0, __ATOMIC_RELEASE);
 	usleep(1000 * 1000);
-	hammer(policy, 1, 1, 100, &c2, &o2);
-	fprintf(stderr, "then, one thread: %lld connects, %lld ok\n", c2, o2);
-	assert_true(c2 > 0);
-	assert_int_equal(o2, c2);
-	hammer(policy, 2, 8, 300, &c2, &o2);
+	hammer(policy, 1, 1, 200, &c2, &o2);
 	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
-	fprintf(stderr, "then: %lld connects, %lld ok\n", c2, o2);
+	fprintf(stderr, "then, one thread: %lld connects, %lld ok\n", c2, o2);
 	assert_true(c2 > 0);
 	assert_int_equal(o2, c2);
 	stats(policy, "text", &r);

@@ -202,7 +202,7 @@ enum rs_breaker_verdict rs_breakers_peek(const struct rs_policy *p,
 	return decide(p, rule, s, sa, len, now_ms, err, false);
 }
 
-void rs_breakers_record(const struct rs_policy *p, const struct rs_rule *rule,
+bool rs_breakers_record(const struct rs_policy *p, const struct rs_rule *rule,
     const struct rs_settings *s, const struct sockaddr *sa, socklen_t len,
     int err, bool probe, int64_t now_ms)
 {
@@ -214,12 +214,12 @@ void rs_breakers_record(const struct rs_policy *p, const struct rs_rule *rule,
 	struct rs_breaker_slot *sl;
 
 	if (!rs_breakers_on(s) || !rs_breakers_dest(&d, rule, sa, len))
-		return;
+		return false;
 	t = table_of(p, s, &which);
 	key = rs_breaker_key(&d);
 	sl = err ? rs_breaker_claim(t, &d, key) : rs_breaker_find(t, &d, key);
 	if (!sl)
-		return;
+		return false;
 	enum rs_breaker_event ev = rs_breaker_slot_record(sl, &s->breaker,
 	    err, probe, now_ms, rs_rng_uniform(), &opens);
 
@@ -229,6 +229,8 @@ void rs_breakers_record(const struct rs_policy *p, const struct rs_rule *rule,
 	} else if (ev == RS_BREAKER_CLOSED_EV) {
 		log_close(&d);
 	}
+	return rs_breaker_state_at(__atomic_load_n(&sl->word,
+	    __ATOMIC_ACQUIRE), now_ms) == RS_BREAKER_OPEN;
 }
 
 void rs_breakers_clear_process(void)

@@ -55,9 +55,10 @@ enum rs_breaker_verdict rs_breakers_peek(const struct rs_policy *p,
  * Records the outcome of an attempt to sa: err 0 connected (or a status
  * outside on_status), else the errno of a failure that counts.  probe:
  * the attempt was admitted as a probe.  Logs and counts an opening or a
- * closing.
+ * closing.  Returns whether sa's breaker is open now (connects to it
+ * would be rejected).
  */
-void rs_breakers_record(const struct rs_policy *p, const struct rs_rule *rule,
+bool rs_breakers_record(const struct rs_policy *p, const struct rs_rule *rule,
     const struct rs_settings *s, const struct sockaddr *sa, socklen_t len,
     int err, bool probe, int64_t now_ms);
 

@@ -64,11 +64,11 @@ bool rs_connect_breaker_lets(struct rs_fd *e, int64_t now_ms)
 	return v != RS_BREAKER_REJECT;
 }
 
-void rs_connect_breaker_note(const struct rs_fd *e, int err, int64_t now_ms)
+bool rs_connect_breaker_note(const struct rs_fd *e, int err, int64_t now_ms)
 {
 	const struct rs_runtime *rt = rs_runtime_peek();
 
-	rs_breakers_record(rt ? rt->policy : NULL, e->rule, e->settings,
+	return rs_breakers_record(rt ? rt->policy : NULL, e->rule, e->settings,
 	    (const struct sockaddr *)&e->addr, e->addrlen, err,
 	    e->breaker_probe, now_ms);
 }

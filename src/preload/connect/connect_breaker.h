@@ -33,11 +33,12 @@ int rs_connect_breaker_gate(int fd, struct rs_fd *e, int64_t now_ms);
 bool rs_connect_breaker_lets(struct rs_fd *e, int64_t now_ms);
 
 /*
- * Records the outcome of the attempt on e->addr (err 0: connected).  A
- * success needs recording only where the gate found an entry: a healthy
- * address has none, and its connects cost no second look-up.
+ * Records the outcome of the attempt on e->addr (err 0: connected), and
+ * returns whether e->addr's breaker is open now.  A success needs
+ * recording only where the gate found an entry: a healthy address has
+ * none, and its connects cost no second look-up.
  */
-void rs_connect_breaker_note(const struct rs_fd *e, int err, int64_t now_ms);
+bool rs_connect_breaker_note(const struct rs_fd *e, int err, int64_t now_ms);
 
 /*
  * Whether a connected attempt is left for the response's status to judge

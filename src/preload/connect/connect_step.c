@@ -198,15 +198,18 @@ static void after_failure(int fd, struct rs_fd *e, int err, int64_t now)
 		rs_stats_add(e->rule, RS_STAT_TIMEOUTS);
 	if (cls != RS_CLASS_NONE)
 		rs_retarget_note(e, err, now);
-	if ((cls & s->retry_on) && rs_breakers_on(s))
-		rs_connect_breaker_note(e, err, now);
+	/* A retry to an address whose breaker this failure left open would
+	   only be rejected, after a useless backoff wait. */
+	bool open = (cls & s->retry_on) && rs_breakers_on(s) &&
+	    rs_connect_breaker_note(e, err, now) && !rs_retarget_has_next(e);
+
 	rs_outcome_dissolve(fd, e->addr.ss_family, err);
-	if (!(cls & s->retry_on) || e->attempt >= s->attempts) {
+	if (!(cls & s->retry_on) || e->attempt >= s->attempts || open) {
 		bool retried = e->attempt > 1;
 
 		log_attempt(retried || cls == RS_CLASS_TIMEOUT ? RS_LOG_WARN :
 			RS_LOG_INFO, e, err, -1, "give_up",
-		    retried ? "; giving up" : "");
+		    open ? "; breaker open" : retried ? "; giving up" : "");
 		conclude(fd, e, err, now);
 		return;
 	}
