@@ -20,11 +20,13 @@ RS_LIB=${RS_LIB:-$PWD/build/libresolute.so}
 PY=${PEER_PYTHON:-/usr/bin/python3}
 limit=${PEER_TIMEOUT:-90}
 runner=$PWD/tests/peer/runner.py
-# PEER_SET=ci: the modules that finish in about 75 s a run (socket,
-# selectors, asyncio's socket, event-loop, stream, TLS and server tests,
-# the HTTP client and servers, socketserver, SMTP); full (the default) adds
+# PEER_SET=ci: the modules that finish in about 90 s a run (socket,
+# selectors, epoll, poll and select, asyncio's socket, event-loop, stream,
+# TLS and server tests, the HTTP client and servers, socketserver, SMTP);
+# full (the default) adds
 # TLS, FTP, POP3, IMAP, XML-RPC, subprocess and the rest (~200 s a run).
-ci_modules="test.test_socket test.test_selectors
+ci_modules="test.test_socket test.test_selectors test.test_epoll
+test.test_poll test.test_select
 test.test_asyncio.test_sock_lowlevel test.test_asyncio.test_events
 test.test_asyncio.test_streams test.test_asyncio.test_ssl
 test.test_asyncio.test_sslproto test.test_asyncio.test_sendfile

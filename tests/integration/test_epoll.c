@@ -3,11 +3,13 @@
  * test_epoll.c - epoll behaviour that event loops rely on, under the
  * library: a connect's completion reaches the program in the wait in which
  * the kernel reports it, whatever else is ready (level-triggered, EPOLLET
- * and EPOLLONESHOT alike); and read timeouts of thousands of silent
+ * and EPOLLONESHOT alike), and once (an edge never twice: the waits after
+ * it print the same as bare); and read timeouts of thousands of silent
  * sockets in one epoll set each fire on time, none early.
  *
- * Runs build/itests/epoll_client under the library; asserts what it
- * printed.  Timing windows are wide (>= expected, < expected + slack).
+ * Runs build/itests/epoll_client and epoll_edges under the library (the
+ * latter bare too, to compare); asserts what they printed.  Timing
+ * windows are wide (>= expected, < expected + slack).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -59,6 +61,86 @@ static void test_connect_completion_reported_in_same_wait_oneshot(
 {
 	(void)state;
 	completion_in_same_wait("oneshot");
+}
+
+/*
+ * Runs epoll_edges MODE bare and under the library with policy yaml, and
+ * asserts that both printed the same waits; returns the library's output
+ * (malloc) for further checks.
+ */
+static char *edges_as_bare(const char *mode, const char *yaml)
+{
+	static char path[4096];
+	char *pol = t_policy(yaml);
+	struct t_run *bare = malloc(sizeof(*bare)), *lib = malloc(sizeof(*lib));
+	const char *env[] = { "LD_PRELOAD=", NULL };
+	char *argv[] = { path, (char *)mode, NULL };
+
+	snprintf(path, sizeof(path), "%s/itests/epoll_edges", t_build());
+	assert_int_equal(t_run(bare, NULL, env, argv), 0);
+	assert_int_equal(t_run(lib, pol, NULL, argv), 0);
+	if (bare->status || lib->status || strcmp(bare->out, lib->out)) {
+		fprintf(stderr, "bare:\n");
+		t_show(bare);
+		fprintf(stderr, "under the library:\n");
+		t_show(lib);
+	}
+	assert_int_equal(bare->status, 0);
+	assert_int_equal(lib->status, 0);
+	assert_string_equal(lib->out, bare->out);
+	char *out = strdup(lib->out);
+
+	free(bare);
+	free(lib);
+	free(pol);
+	return out;
+}
+
+/*
+ * CPython's test_epoll.test_control_and_wait: the connect's completion is
+ * one edge, reported by the first wait and not by the second (the library
+ * put its registration back with EPOLL_CTL_MOD, which re-armed it).
+ */
+static void test_connect_edge_reported_once_et(void **state)
+{
+	(void)state;
+	char *out = edges_as_bare("et", "version: 1\n");
+
+	assert_non_null(strstr(out, "w1 n=2 client=OUT peer=OUT\n"
+	    "w2 n=0 client=- peer=-\n"));
+	free(out);
+}
+
+/* The same, the client asking only for EPOLLIN, and a byte that came
+   with the connection. */
+static void test_connect_edge_reported_once_et_in(void **state)
+{
+	(void)state;
+	char *out = edges_as_bare("etin", "version: 1\n");
+
+	assert_non_null(strstr(out, "w1 n=2 client=IN peer=OUT\n"
+	    "w2 n=0 client=- peer=-\n"));
+	free(out);
+}
+
+/* Level-triggered and one-shot waits after a connect, as bare. */
+static void test_connect_edges_lt_oneshot_as_bare(void **state)
+{
+	(void)state;
+	free(edges_as_bare("lt", "version: 1\n"));
+	free(edges_as_bare("oneshot", "version: 1\n"));
+}
+
+/* Edge-triggered under read and write timeouts (the records keep timers)
+   as bare. */
+static void test_connect_edges_with_timeouts_as_bare(void **state)
+{
+	static const char yaml[] = "version: 1\ndefaults:\n"
+	    "  read_timeout: 5s\n  write_timeout: 5s\n";
+
+	(void)state;
+	free(edges_as_bare("et", yaml));
+	free(edges_as_bare("oneshot", yaml));
 }
 
 /*
@@ -163,6 +245,10 @@ int main(void)
 		cmocka_unit_test(test_connect_completion_reported_in_same_wait_et),
 		cmocka_unit_test(
 		    test_connect_completion_reported_in_same_wait_oneshot),
+		cmocka_unit_test(test_connect_edge_reported_once_et),
+		cmocka_unit_test(test_connect_edge_reported_once_et_in),
+		cmocka_unit_test(test_connect_edges_lt_oneshot_as_bare),
+		cmocka_unit_test(test_connect_edges_with_timeouts_as_bare),
 		cmocka_unit_test(test_many_silent_sockets_time_out_on_time),
 		cmocka_unit_test(test_log_line_never_blocks_on_full_stderr),
 	};

@@ -156,6 +156,60 @@ static void test_inject(void **state)
 	rs_hr_free(&r);
 }
 
+/* One write's bytes to the holding path; returns whether they must go. */
+static bool hold_some(struct rs_hr *r, const char *p)
+{
+	bool flush = false;
+
+	assert_true(rs_hr_holding(r));
+	assert_int_equal(rs_hr_hold(r, p, strlen(p), rnd, &flush), strlen(p));
+	return flush;
+}
+
+/*
+ * inject holds a head only while its method may be POST or PATCH: a
+ * GET's first byte goes at once, unedited, and so does the rest of its
+ * head; a POST's beginning is held until released (a close, a wait),
+ * after which its head is neither held nor edited, and the next request
+ * is held again.
+ */
+static void test_inject_holds_only_what_it_edits(void **state)
+{
+	struct rs_http_settings s = settings();
+	struct rs_hr r;
+	size_t len;
+
+	(void)state;
+	s.idempotency_key = RS_HTTP_KEY_INJECT;
+	rs_hr_init(&r, &s, NULL);
+	assert_true(hold_some(&r, "G"));
+	assert_int_equal(rs_hr_held(&r), 0);
+	assert_false(rs_hr_holding(&r));
+	rs_hr_sent(&r, "ET / HTTP/1.1\r\n\r\n", 17);
+	assert_int_equal(r.phase, RS_HR_AWAIT);
+	rs_hr_free(&r);
+
+	rs_hr_init(&r, &s, NULL);
+	assert_false(hold_some(&r, "P"));		/* POST or PATCH */
+	assert_false(hold_some(&r, "O"));
+	assert_int_equal(rs_hr_held(&r), 2);
+	assert_false(hold_some(&r, "ST /o HTTP/1.1\r\n"));
+	assert_int_equal(rs_hr_held(&r), 18);
+	assert_true(rs_hr_release(&r));
+	assert_memory_equal(rs_http_kept(&r.t, &len), "POST /o", 7);
+	assert_int_equal(len, 18);
+	assert_false(rs_hr_holding(&r));
+	assert_false(rs_hr_release(&r));
+	rs_hr_sent(&r, "Content-Length: 0\r\n\r\n", 21);
+	assert_false(r.inject);			/* not edited */
+	assert_int_equal(r.phase, RS_HR_AWAIT);
+	rs_hr_free(&r);
+
+	rs_hr_init(&r, &s, NULL);
+	assert_true(hold_some(&r, "PU"));		/* PUT: not held */
+	rs_hr_free(&r);
+}
+
 static void test_attempts_and_cap(void **state)
 {
 	struct rs_http_settings s = settings();
@@ -268,6 +322,7 @@ int main(void)
 		cmocka_unit_test(test_get_retried),
 		cmocka_unit_test(test_not_retried),
 		cmocka_unit_test(test_inject),
+		cmocka_unit_test(test_inject_holds_only_what_it_edits),
 		cmocka_unit_test(test_attempts_and_cap),
 		cmocka_unit_test(test_reconnect),
 		cmocka_unit_test(test_partial_and_delivered),

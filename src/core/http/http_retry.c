@@ -44,6 +44,7 @@ static void request_event(struct rs_hr *r, enum rs_http_event ev)
 		return;
 	}
 	if ((ev == RS_HTTP_EV_HEAD || ev == RS_HTTP_EV_END) && r->t.req.done) {
+		r->released = false;
 		r->phase = RS_HR_AWAIT;
 		r->attempt = 1;
 		r->delivered = false;
@@ -57,8 +58,45 @@ bool rs_hr_holding(const struct rs_hr *r)
 	const struct rs_http_request *q = &r->t.req;
 
 	return r->s->idempotency_key == RS_HTTP_KEY_INJECT &&
-	    r->phase == RS_HR_IDLE && !r->t.pass &&
+	    r->phase == RS_HR_IDLE && !r->t.pass && !r->released &&
 	    (!q->head_done || q->done);
+}
+
+size_t rs_hr_held(const struct rs_hr *r)
+{
+	if (!rs_hr_holding(r) || r->t.req.head_done || !r->t.kept)
+		return 0;
+	return r->t.kept_len;
+}
+
+bool rs_hr_release(struct rs_hr *r)
+{
+	if (rs_hr_held(r) == 0)
+		return false;
+	r->released = true;
+	return true;
+}
+
+/* Whether n bytes at p can begin "word" (or begin with it). */
+static bool may_begin(const char *p, size_t n, const char *word)
+{
+	size_t w = strlen(word);
+
+	return memcmp(p, word, n < w ? n : w) == 0;
+}
+
+/*
+ * Whether the head held so far may still need a key: its method may be
+ * POST or PATCH (HTTP methods are case-sensitive).  Any other is known
+ * from its first bytes, and its head is not held a moment longer.
+ */
+static bool may_need_key(const struct rs_hr *r)
+{
+	const char *k = r->t.kept;
+	size_t n = r->t.kept_len;
+
+	return k == NULL || may_begin(k, n, "POST ") ||
+	    may_begin(k, n, "PATCH ");
 }
 
 /* The head is complete: a POST or PATCH without a key gets one. */
@@ -99,6 +137,11 @@ size_t rs_hr_hold(struct rs_hr *r, const char *p, size_t n,
 			request_event(r, ev);
 			return off;
 		}
+	}
+	/* A head that will not be edited goes now, as it is. */
+	if (!may_need_key(r)) {
+		r->released = true;
+		*flush = true;
 	}
 	return off;
 }

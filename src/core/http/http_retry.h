@@ -58,6 +58,8 @@ struct rs_hr {
 	bool reconnect;		/* WAIT: the connection cannot be reused */
 	bool gave_up;		/* judge: SHOW of a status that was retryable */
 	bool inject;		/* this request got an Idempotency-Key */
+	bool released;		/* this head's held bytes went unedited: the
+				   rest of it is not held (rs_hr_release()) */
 };
 
 /* wait_ms when the response said nothing: the rule's backoff applies. */
@@ -81,11 +83,26 @@ void rs_hr_free(struct rs_hr *r);
 bool rs_hr_holding(const struct rs_hr *r);
 
 /*
+ * Returns how many bytes of a request head r holds now (kept, not sent):
+ * 0 unless holding and part of a head was taken.
+ */
+size_t rs_hr_held(const struct rs_hr *r);
+
+/*
+ * The held bytes (rs_http_kept(), rs_hr_held() of them) are to go now as
+ * they are: the connection ends, or the program waits for the answer.
+ * The rest of the head is not held (nor edited).  Returns whether any
+ * were held.
+ */
+bool rs_hr_release(struct rs_hr *r);
+
+/*
  * Holding: takes up to n bytes of the head the program writes (none are
  * sent yet) and returns how many it took.  *flush is set when the kept
  * bytes (rs_http_kept()) must now be sent whole: the head is complete and
  * edited (an Idempotency-Key made from random16 when a POST or PATCH had
- * none), or tracking gave up.  The rest of the program's bytes go the
+ * none), tracking gave up, or the head's method cannot be POST or PATCH
+ * (nothing to edit: the rest of the head goes as it comes).  The rest of the program's bytes go the
  * usual way (sent, then rs_hr_sent()).
  */
 size_t rs_hr_hold(struct rs_hr *r, const char *p, size_t n,

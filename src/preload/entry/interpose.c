@@ -22,6 +22,7 @@
 #include "guard.h"
 #include "hot.h"
 #include "interpose.h"
+#include "httphold.h"
 #include "httphook.h"
 #include "httpio.h"
 #include "io.h"
@@ -129,6 +130,8 @@ RS_HOT EXPORT int close(int fd)
 {
 	if (vfork_child())
 		return rs_real_close(fd);
+	/* What the program was told it sent goes before the end. */
+	rs_hold_fd(fd);
 	/* Also for unmanaged fds: they may be epoll fds or recorded sockets. */
 	rs_wait_fd_closed(fd);
 	rs_born_forget(fd);
@@ -141,6 +144,8 @@ EXPORT int close_range(unsigned first, unsigned last, int flags)
 {
 	if (vfork_child())
 		return rs_real_close_range(first, last, flags);
+	if (!(flags & CLOSE_RANGE_CLOEXEC) && rs_holdcount_any())
+		rs_hold_release_range(first, last);
 	if (!(flags & CLOSE_RANGE_CLOEXEC))
 		rs_wait_fd_range_closed(first, last);
 	int r = rs_real_close_range(first, last, flags);
@@ -190,16 +195,28 @@ EXPORT int dup(int fd)
 /* dup2 and dup3 close fd2 first when it is open. */
 EXPORT int dup2(int fd, int fd2)
 {
-	if (fd != fd2 && !vfork_child())
+	if (fd != fd2 && !vfork_child()) {
+		rs_hold_fd(fd2);
 		rs_wait_fd_closed(fd2);
+	}
 	return copied(fd, rs_real_dup2(fd, fd2));
 }
 
 EXPORT int dup3(int fd, int fd2, int flags)
 {
-	if (fd != fd2 && !vfork_child())
+	if (fd != fd2 && !vfork_child()) {
+		rs_hold_fd(fd2);
 		rs_wait_fd_closed(fd2);
+	}
 	return copied(fd, rs_real_dup3(fd, fd2, flags));
+}
+
+/* A shutdown of the sending side: what was held goes before it. */
+EXPORT int shutdown(int fd, int how)
+{
+	if (how != SHUT_RD && !vfork_child())
+		rs_hold_fd(fd);
+	return rs_real_shutdown(fd, how);
 }
 
 /* Keeps the copy of O_NONBLOCK that the io engine reads. */
@@ -330,6 +347,8 @@ EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 {
 	if (rs_guard_active())
 		return rs_real_poll(fds, n, timeout_ms);
+	if (rs_holdcount_any())
+		rs_hold_polled(fds, n);
 	return LIBC_RET(rs_wait_poll(fds, n, timeout_ms));
 }
 
@@ -346,6 +365,8 @@ EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 {
 	if (rs_guard_active())
 		return rs_real_ppoll(fds, n, tmo, mask);
+	if (rs_holdcount_any())
+		rs_hold_polled(fds, n);
 	return LIBC_RET(rs_wait_ppoll(fds, n, tmo, mask));
 }
 
@@ -361,6 +382,8 @@ EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *x, struct timeval *tmo)
 {
 	if (rs_guard_active())
 		return rs_real_select(n, r, w, x, tmo);
+	if (rs_holdcount_any())
+		rs_hold_selected(n, r);
 	return LIBC_RET(rs_wait_select(n, r, w, x, tmo));
 }
 
@@ -369,6 +392,8 @@ EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *x,
 {
 	if (rs_guard_active())
 		return rs_real_pselect(n, r, w, x, tmo, mask);
+	if (rs_holdcount_any())
+		rs_hold_selected(n, r);
 	return LIBC_RET(rs_wait_pselect(n, r, w, x, tmo, mask));
 }
 
@@ -383,6 +408,7 @@ EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int tmo)
 {
 	if (rs_guard_active())
 		return rs_real_epoll_wait(epfd, ev, max, tmo);
+	rs_hold_mine();
 	return LIBC_RET(rs_wait_epoll_wait(epfd, ev, max, tmo));
 }
 
@@ -391,6 +417,7 @@ EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int tmo,
 {
 	if (rs_guard_active())
 		return rs_real_epoll_pwait(epfd, ev, max, tmo, mask);
+	rs_hold_mine();
 	return LIBC_RET(rs_wait_epoll_pwait(epfd, ev, max, tmo, mask));
 }
 
@@ -399,6 +426,7 @@ EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max,
 {
 	if (rs_guard_active())
 		return rs_real_epoll_pwait2(epfd, ev, max, tmo, mask);
+	rs_hold_mine();
 	return LIBC_RET(rs_wait_epoll_pwait2(epfd, ev, max, tmo, mask));
 }
 

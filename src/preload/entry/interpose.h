@@ -13,6 +13,7 @@
 
 #include "fdtable.h"
 #include "guard.h"
+#include "httphold.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -62,6 +63,16 @@ static inline int *rs_errno(void)
 static inline struct rs_fd *acting(struct rs_fd *e)
 {
 	return e && !rs_guard_active() ? e : NULL;
+}
+
+/*
+ * acting() for a read on fd: a program that reads waits for the answer,
+ * so a request head held back goes first (httphold.h).
+ */
+static inline struct rs_fd *reading(struct rs_fd *e, int fd)
+{
+	rs_hold_fd(fd);
+	return acting(e);
 }
 
 /* The entry of fd when the library should act on this call, else NULL. */

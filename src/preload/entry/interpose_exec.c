@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <wordexp.h>
 
+#include "httphold.h"
 #include "ktimeo.h"
 #include "real.h"
 
@@ -30,33 +31,44 @@
 /* Arguments of an execl call at most; the stack holds them. */
 #define MAX_ARGS 4096
 
-EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+/*
+ * Before this process becomes another program: what the request layer
+ * holds of the program's bytes goes first (httphold.h), or it would be
+ * lost with the library's memory.
+ */
+static void before_exec(void)
 {
 	rs_ktimeo_before_exec();
+	rs_hold_all();
+}
+
+EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	before_exec();
 	return rs_real_execve(path, argv, envp);
 }
 
 EXPORT int execv(const char *path, char *const argv[])
 {
-	rs_ktimeo_before_exec();
+	before_exec();
 	return rs_real_execv(path, argv);
 }
 
 EXPORT int execvp(const char *file, char *const argv[])
 {
-	rs_ktimeo_before_exec();
+	before_exec();
 	return rs_real_execvp(file, argv);
 }
 
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	rs_ktimeo_before_exec();
+	before_exec();
 	return rs_real_execvpe(file, argv, envp);
 }
 
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	rs_ktimeo_before_exec();
+	before_exec();
 	return rs_real_fexecve(fd, argv, envp);
 }
 

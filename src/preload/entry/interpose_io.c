@@ -122,7 +122,7 @@ static inline __attribute__((always_inline)) bool mmsg_plain(
 
 SLOW ssize_t read_slow(struct rs_fd *e, int fd, void *buf, size_t n)
 {
-	e = acting(e);
+	e = reading(e, fd);
 
 	return rs_hook_read(fd, buf, n, 0, e ? LIBC_RET(HIO(read, e, fd, buf,
 	    n)) : rs_real_read(fd, buf, n));
@@ -138,7 +138,7 @@ EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 SLOW ssize_t readv_slow(struct rs_fd *e, int fd, const struct iovec *iov,
     int cnt)
 {
-	e = acting(e);
+	e = reading(e, fd);
 
 	return rs_hook_readv(fd, iov, cnt, rs_io_iov_total(iov, cnt), 0, e ?
 	    LIBC_RET(HIO(readv, e, fd, iov, cnt)) : rs_real_readv(fd, iov,
@@ -155,7 +155,7 @@ SLOW ssize_t readv_slow(struct rs_fd *e, int fd, const struct iovec *iov,
 
 SLOW ssize_t recv_slow(struct rs_fd *e, int fd, void *buf, size_t n, int flags)
 {
-	e = acting(e);
+	e = reading(e, fd);
 	OUT_OF_STREAM(flags, e, rs_io_recv(e, fd, buf, n, flags),
 	    rs_real_recv(fd, buf, n, flags));
 
@@ -173,7 +173,7 @@ EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
 SLOW ssize_t recvfrom_slow(struct rs_fd *e, int fd, void *buf, size_t n,
     int flags, struct sockaddr *sa, socklen_t *len)
 {
-	e = acting(e);
+	e = reading(e, fd);
 	OUT_OF_STREAM(flags, e, rs_io_recvfrom(e, fd, buf, n, flags, sa, len),
 	    rs_real_recvfrom(fd, buf, n, flags, sa, len));
 
@@ -193,7 +193,7 @@ EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen,
 SLOW ssize_t recvmsg_slow(struct rs_fd *e, int fd, struct msghdr *msg,
     int flags)
 {
-	e = acting(e);
+	e = reading(e, fd);
 	OUT_OF_STREAM(flags, e, rs_io_recvmsg(e, fd, msg, flags),
 	    rs_real_recvmsg(fd, msg, flags));
 
@@ -207,7 +207,7 @@ SLOW ssize_t recvmsg_slow(struct rs_fd *e, int fd, struct msghdr *msg,
 SLOW int recvmmsg_slow(struct rs_fd *e, int fd, struct mmsghdr *v,
     unsigned n, int flags, struct timespec *tmo)
 {
-	e = acting(e);
+	e = reading(e, fd);
 	OUT_OF_STREAM(flags, e, rs_io_recvmmsg(e, fd, v, n, flags, tmo),
 	    rs_real_recvmmsg(fd, v, n, flags, tmo));
 	/* A socket error the HTTP engine holds goes to this call, once. */

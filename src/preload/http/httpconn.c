@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "deadline.h"
 #include "guard.h"
+#include "holdcount.h"
 #include "hot.h"
 #include "httpio.h"
 #include "log.h"
@@ -96,6 +97,7 @@ static void start(struct rs_httpconn *c, bool inbound, const char *header,
 	c->inbound = inbound;
 	c->lost = c->holding = false;
 	c->held = 0;
+	rs_holdcount_note(&c->holder, false, -1);
 	c->header = header;
 	c->rule = rule;
 	__atomic_store_n(&c->used, true, __ATOMIC_RELEASE);
@@ -131,6 +133,9 @@ RS_HOT void rs_httpconn_forget(int fd)
 	if (!c)
 		return;
 	rs_tdeadline_drop(fd);
+	/* What it held was released (httphold.h), or another thread's
+	   call on it has it still: that call sends it. */
+	rs_holdcount_note(&c->holder, false, fd);
 	__atomic_store_n(&c->used, false, __ATOMIC_RELEASE);
 }
 

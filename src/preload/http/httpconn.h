@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -31,6 +32,7 @@ struct rs_httpconn {
 	bool lost;		/* a call went unseen: pass through for good */
 	bool holding;		/* outbound: a request head is being held */
 	size_t held;		/* outbound: head bytes earlier writes gave */
+	uintptr_t holder;	/* holdcount.h: counted, by this thread */
 	const char *header;	/* the deadline header (policy storage) */
 	const struct rs_rule *rule;	/* outbound: for the counters */
 	struct rs_http h;
@@ -105,5 +107,6 @@ size_t rs_httpconn_feed(struct rs_httpconn *c, int fd, enum rs_http_dir dir,
  * up for good.  With c taken.
  */
 bool rs_httpconn_lost(struct rs_httpconn *c);
+
 
 #endif /* RS_HTTPCONN_H */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "holdcount.h"
 #include "httpretry.h"
 #include "httpwait.h"
 #include "io_block.h"
@@ -234,6 +235,8 @@ static void after_write(struct rs_fd *e, struct rs_hconn *h, int fd,
 	bool awaits = before != RS_HR_AWAIT && h->m.phase == RS_HR_AWAIT &&
 	    e->nonblocking;
 
+	rs_holdcount_note(&h->holder, rs_hr_held(&h->m) > 0 ||
+	    h->out_left > 0, fd);
 	rs_hconn_leave(e, h);
 	if (awaits)
 		tell_waits(fd);

@@ -4,11 +4,14 @@
  * writes on a connection whose rule sets deadline_header leaves with that
  * header when the calling thread has a deadline.
  *
- * A head is held (the program's write reports it sent) until it is
- * complete, so the header can be put in before any of it leaves; then the
- * edited head goes out whole, and the bytes after it go as the program
- * wrote them.  Clients write a head in one call as a rule, so holding is
- * rare.  Anything the tracker does not understand (not HTTP, TLS, HTTP/2,
+ * A head that begins while a deadline applies to the calling thread is
+ * held (the program's write reports it sent) until it is complete, so
+ * the header can be put in before any of it leaves; then the edited head
+ * goes out whole, and the bytes after it go as the program wrote them.
+ * Any other head goes as it comes: with no header to add there is
+ * nothing to hold.  A held head goes as it is when the connection ends
+ * or the program waits for the answer (rs_httpout_release()).  Clients
+ * write a head in one call as a rule, so holding is rare.  Anything the tracker does not understand (not HTTP, TLS, HTTP/2,
  * pipelining) is flushed as it was and passed through from then on.  The
  * kept head is the one the HTTP retries replay, so a replay carries the
  * header too, and only once.  Called with the entry taken (httpconn.h).
@@ -22,6 +25,7 @@
 #include "clock.h"
 #include "deadline.h"
 #include "guard.h"
+#include "holdcount.h"
 #include "io_block.h"
 #include "io_timeout.h"
 #include "log.h"
@@ -280,6 +284,26 @@ static ssize_t send_rest(struct rs_httpconn *c, struct rs_fd *e, int fd,
 	return r;
 }
 
+int rs_httpout_release(struct rs_httpconn *c, struct rs_fd *e, int fd)
+{
+	return flush_held(c, e, fd, 0);
+}
+
+/*
+ * Whether this call's bytes go as they are (fed to the tracker after):
+ * nothing is held, and either a head goes so already (it began with no
+ * deadline, or its held part was released) or a new one begins with no
+ * deadline that applies to the thread, so no header to put in.
+ */
+static bool unheld(const struct rs_httpconn *c)
+{
+	if (c->holding)
+		return false;
+	if (!c->h.req.head_done && c->h.req_seen > 0)
+		return true;
+	return rs_tdeadline_epoch() == RS_NEVER;
+}
+
 /* The outbound half of rs_httpconn_send(). */
 static ssize_t send_out(struct rs_httpconn *c, struct rs_fd *e, int fd,
     const struct msghdr *msg, int flags)
@@ -293,7 +317,7 @@ static ssize_t send_out(struct rs_httpconn *c, struct rs_fd *e, int fd,
 	/* Ancillary data cannot be held with the bytes it goes with. */
 	if (msg->msg_controllen > 0)
 		rs_http_pass(&c->h, RS_HTTP_WHY_MALFORMED);
-	if (c->h.pass || !at_head) {
+	if (c->h.pass || !at_head || unheld(c)) {
 		if ((rc = flush_held(c, e, fd, flags)) < 0)
 			return rc;
 		return send_rest(c, e, fd, msg, flags, 0);
@@ -346,6 +370,7 @@ ssize_t rs_httpconn_send(struct rs_httpconn *c, struct rs_fd *e, int fd,
 	rs_httpconn_lost(c);
 	if (!c->inbound) {
 		r = send_out(c, e, fd, msg, flags);
+		rs_holdcount_note(&c->holder, c->holding && c->held > 0, fd);
 	} else {
 		r = rs_httpconn_raw_send(e, fd, msg, flags);
 		if (r > 0 && !c->h.pass)

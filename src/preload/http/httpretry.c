@@ -553,6 +553,13 @@ static int flush_head(struct rs_fd *e, struct rs_hconn *h, int fd,
 	return r == -EAGAIN || r == -EINTR ? 0 : r;
 }
 
+int rs_hconn_release(struct rs_hconn *h, struct rs_fd *e, int fd)
+{
+	if (rs_hr_release(&h->m))
+		return flush_head(e, h, fd, RS_NEVER);
+	return h->out_left > 0 ? flush_out(e, h, fd, RS_NEVER, true) : 0;
+}
+
 ssize_t rs_hconn_write(struct rs_hconn *h, struct rs_fd *e, int fd,
     const char *p, size_t n, int flags)
 {

@@ -54,6 +54,13 @@ ssize_t rs_hconn_write(struct rs_hconn *h, struct rs_fd *e, int fd,
     const char *p, size_t n, int flags);
 
 /*
+ * What h holds of the program's bytes (a head kept for an edit, the rest
+ * of a flush) goes now, unedited: the connection ends, or the program
+ * waits for the answer.  Returns 0 or -errno.
+ */
+int rs_hconn_release(struct rs_hconn *h, struct rs_fd *e, int fd);
+
+/*
  * Waits, for a blocking call of the program's, until fd has `events` (fd
  * -1: none, a sleep), or until the monotonic time `until` (RS_NEVER: no
  * limit).  Returns 1, 0 on timeout, or -errno.  own is the program's own

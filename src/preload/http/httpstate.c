@@ -9,6 +9,8 @@
 
 #include <stdlib.h>
 
+#include "holdcount.h"
+
 static unsigned http_bit;
 
 /*
@@ -37,6 +39,7 @@ bool rs_hconn_closed(const struct rs_fd *e, const struct rs_hconn *h)
 
 static void free_state(struct rs_hconn *h)
 {
+	rs_holdcount_note(&h->holder, false, -1);
 	rs_hr_free(&h->m);
 	free(h);
 }

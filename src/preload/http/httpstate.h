@@ -38,6 +38,7 @@ struct rs_hconn {
 	bool connecting;		/* WAIT: a reconnect is under way */
 	bool fresh;			/* WAIT: ... and the resend goes on it */
 	bool lowat_set;			/* SO_RCVLOWAT is ours for now */
+	uintptr_t holder;		/* holdcount.h: counted, by whom */
 	int lowat_old;			/* the program's SO_RCVLOWAT */
 	char buf[RS_HCONN_PEEK];
 };

@@ -313,19 +313,22 @@ short rs_hwait_poll_events(struct rs_fd *e, int fd, int ready, int64_t now,
  * The response the program sees is queued: the program's registration
  * goes back to the kernel.  In a wait whose kernel event the library
  * took, the program gets it now, as the kernel's edge will not come
- * again; a one-shot registration is then spent until EPOLL_CTL_MOD.
+ * again (with what else the event said, ready); a one-shot registration
+ * is then spent until EPOLL_CTL_MOD, and an edge-triggered one keeps
+ * the library's (rs_epi_relay(): a MOD would report the edge again).
  */
 static uint32_t shown(struct rs_ept_instance *i, struct rs_ept_record *r,
-    struct rs_fd *e, bool in_wait, int64_t now)
+    struct rs_fd *e, bool in_wait, int ready, int64_t now)
 {
 	uint32_t rev = 0;
 
 	if (in_wait && r->kmode != RS_EPT_PROGRAM)
-		rev = r->events & EPOLLIN;
+		rev = (EPOLLIN | (uint32_t)ready) & ((r->events & 0xffffu) |
+		    EPOLLERR | EPOLLHUP);
 	if (rev && (r->events & EPOLLONESHOT)) {
 		r->disarmed = true;
 		rs_epi_set_kernel(i, r, RS_EPT_ABSENT);
-	} else {
+	} else if (!rev || !rs_epi_relay(r)) {
 		rs_epi_set_kernel(i, r, RS_EPT_PROGRAM);
 	}
 	rs_epi_timer(i, r, r->disarmed ? RS_NEVER : rs_io_wait_deadline(e,
@@ -350,7 +353,7 @@ bool rs_hwait_ept(struct rs_ept_instance *i, struct rs_ept_record *r,
 
 	rs_epi_unpend(i, r);
 	if (w == RS_HW_SHOW) {
-		*rev = shown(i, r, e, in_wait, now);
+		*rev = shown(i, r, e, in_wait, ready, now);
 		return true;
 	}
 	if (w == RS_HW_NONE) {
@@ -362,6 +365,18 @@ bool rs_hwait_ept(struct rs_ept_instance *i, struct rs_ept_record *r,
 	rs_epi_set_kernel(i, r, mode[w]);
 	rs_epi_timer(i, r, when);
 	*next = rs_clock_min(*next, when);
+	/* Judging hides the response, not the room to write: a level-
+	   triggered or one-shot program sees that as bare.  (An edge-
+	   triggered one's EPOLLOUT edge then is the one the switch to the
+	   library's registration made: the request was written whole.) */
+	if (w == RS_HW_IN && in_wait && !(r->events & EPOLLET))
+		*rev = (uint32_t)ready & r->events & EPOLLOUT;
+	/* A one-shot is spent by it: the judging goes on at the program's
+	   re-arm or read. */
+	if (*rev && (r->events & EPOLLONESHOT)) {
+		r->disarmed = true;
+		rs_epi_set_kernel(i, r, RS_EPT_ABSENT);
+	}
 	return true;
 }
 

@@ -264,7 +264,38 @@ static int put(struct rs_ept_instance *i, struct rs_ept_record *r,
  */
 static uint32_t connect_events(const struct rs_ept_record *r)
 {
+	/* An edge-triggered program gets an edge-triggered registration
+	   with all its events, which can then stand for the program's own
+	   once the completion is shown (rs_epi_relay()). */
+	if (r->events & EPOLLET)
+		return EPOLLOUT | EPOLLET | (r->events & (EPOLLIN |
+		    EPOLLOUT | EPOLLRDHUP | EPOLLPRI));
 	return EPOLLOUT | (r->events & (EPOLLIN | EPOLLRDHUP | EPOLLPRI));
+}
+
+/*
+ * What the tagged registration of a response being judged asks for: its
+ * bytes (EPOLLIN), and the program's EPOLLOUT, which the judging hides
+ * no more than the kernel would; edge-triggered with all the program's
+ * events when the program's is (so it can stand for the program's once
+ * the response is shown, as for a connect).
+ */
+static uint32_t judge_events(const struct rs_ept_record *r)
+{
+	if (r->events & EPOLLET)
+		return EPOLLIN | EPOLLET | (r->events & (EPOLLOUT |
+		    EPOLLRDHUP | EPOLLPRI));
+	return EPOLLIN | (r->events & EPOLLOUT);
+}
+
+bool rs_epi_relay(struct rs_ept_record *r)
+{
+	if (!rs_epi_tagged(r->kmode) || r->kmode == RS_EPT_RELAY ||
+	    !(r->tag_events & EPOLLET))
+		return false;
+	/* Tagged before and after: the count does not change. */
+	r->kmode = RS_EPT_RELAY;
+	return true;
 }
 
 int rs_epi_set_kernel(struct rs_ept_instance *i, struct rs_ept_record *r,
@@ -272,11 +303,13 @@ int rs_epi_set_kernel(struct rs_ept_instance *i, struct rs_ept_record *r,
 {
 	epoll_data_t d = { .u64 = RS_EPT_TAG | (uint32_t)r->fd };
 	bool was_tagged = rs_epi_tagged(r->kmode);
-	uint32_t tag = mode == RS_EPT_TAGGED ? connect_events(r) : EPOLLIN;
+	uint32_t tag = mode == RS_EPT_TAGGED ? connect_events(r) :
+	    judge_events(r);
 	int e = 0;
 
 	if (mode == r->kmode && mode != RS_EPT_PROGRAM &&
-	    (mode != RS_EPT_TAGGED || tag == r->tag_events))
+	    (!rs_epi_tagged(mode) || mode == RS_EPT_RELAY ||
+		tag == r->tag_events))
 		return 0;
 	if (mode == RS_EPT_ABSENT)
 		e = rs_epi_kctl(i->epfd, EPOLL_CTL_DEL, r->fd, 0, d);

@@ -33,14 +33,19 @@ enum rs_ept_kernel {
 	RS_EPT_PROGRAM,		/* the program's own registration */
 	RS_EPT_TAGGED,		/* ours: tagged data, EPOLLOUT, for a connect */
 	RS_EPT_ABSENT,		/* nothing */
-	RS_EPT_TAGGED_IN,	/* ours: tagged data, EPOLLIN, for an HTTP
-				   response being judged (httpwait.h) */
+	RS_EPT_TAGGED_IN,	/* ours: tagged data, EPOLLIN (and the
+				   program's EPOLLOUT), for an HTTP response
+				   being judged (httpwait.h) */
+	RS_EPT_RELAY,		/* a tagged edge-triggered registration,
+				   kept after the edge it reported was
+				   shown: see rs_epi_relay() */
 };
 
 /* Whether the kernel holds a registration of the library's for mode. */
 static inline bool rs_epi_tagged(enum rs_ept_kernel mode)
 {
-	return mode == RS_EPT_TAGGED || mode == RS_EPT_TAGGED_IN;
+	return mode == RS_EPT_TAGGED || mode == RS_EPT_TAGGED_IN ||
+	    mode == RS_EPT_RELAY;
 }
 
 /* One registration (epoll instance, fd) of a socket that is or may be
@@ -216,6 +221,21 @@ void rs_epi_timer_by(struct rs_ept_instance *i, struct rs_ept_record *r,
  */
 int rs_epi_set_kernel(struct rs_ept_instance *i, struct rs_ept_record *r,
     enum rs_ept_kernel mode);
+
+/*
+ * With i locked: r's tagged edge-triggered registration for a connect
+ * (RS_EPT_TAGGED) has just reported the completion, or the one for an
+ * HTTP response being judged (RS_EPT_TAGGED_IN) the response, which the
+ * program is shown: it stays in the kernel as the program's own, its events
+ * translated by the waits, until the program's next epoll_ctl on it (or
+ * its close) puts the program's registration back.  Putting it back now
+ * would be an EPOLL_CTL_MOD, which re-arms an edge-triggered registration
+ * of a ready socket: the kernel would report the edge a second time
+ * (ep_modify() queues an item whose poll is ready).  The program's own
+ * MOD re-arms it the same way without the library.  Returns whether r
+ * could be kept so (its tagged registration is edge-triggered).
+ */
+bool rs_epi_relay(struct rs_ept_record *r);
 
 /* epoll_ctl through libc, -errno on failure; errno is left alone. */
 int rs_epi_kctl(int epfd, int op, int fd, uint32_t events, epoll_data_t d);

@@ -76,6 +76,7 @@ REAL(int, accept4, (int fd, struct sockaddr *sa, socklen_t *len, int fl),
     (fd, sa, len, fl))
 HOT(int, close, (int fd), (fd))
 REAL(int, close_range, (unsigned a, unsigned b, int fl), (a, b, fl))
+REAL(int, shutdown, (int fd, int how), (fd, how))
 REAL(int, dup, (int fd), (fd))
 REAL(int, dup2, (int fd, int fd2), (fd, fd2))
 REAL(int, dup3, (int fd, int fd2, int fl), (fd, fd2, fl))

@@ -36,6 +36,7 @@ int rs_real_accept(int fd, struct sockaddr *sa, socklen_t *len);
 int rs_real_accept4(int fd, struct sockaddr *sa, socklen_t *len, int flags);
 int rs_real_close(int fd);
 int rs_real_close_range(unsigned first, unsigned last, int flags);
+int rs_real_shutdown(int fd, int how);
 int rs_real_dup(int fd);
 int rs_real_dup2(int fd, int fd2);
 int rs_real_dup3(int fd, int fd2, int flags);

@@ -88,6 +88,9 @@ static uint32_t report_connected(struct rs_ept_instance *i,
 	if (rev && (r->events & EPOLLONESHOT)) {
 		r->disarmed = true;
 		rs_epi_set_kernel(i, r, RS_EPT_ABSENT);
+	} else if (rev && rs_epi_relay(r)) {
+		/* Edge-triggered: the edge is the program's now, and the
+		   kernel's registration stays as it is (rs_epi_relay()). */
 	} else if (!withdrawn(r)) {
 		rs_epi_set_kernel(i, r, RS_EPT_PROGRAM);
 	}
@@ -160,6 +163,16 @@ static bool steady(const struct rs_ept_record *r, const struct rs_fd *e)
 	    rs_fd_state(e) == RS_FD_CONNECTED && !rs_hwait_wanted(e);
 }
 
+/*
+ * Whether r's relayed registration (rs_epi_relay()) still stands for the
+ * program's: its socket connected, its responses not being judged.
+ */
+static bool relayed(const struct rs_ept_record *r, const struct rs_fd *e)
+{
+	return r->kmode == RS_EPT_RELAY && e && !r->unsettled &&
+	    rs_fd_state(e) == RS_FD_CONNECTED && !rs_hwait_wanted(e);
+}
+
 /* rs_ept_sync() for the entry e of r's fd (NULL: unmanaged). */
 static uint32_t sync_fd(struct rs_ept_instance *i, struct rs_ept_record *r,
     struct rs_fd *e, int ready, bool in_wait, int64_t now, int64_t *next)
@@ -170,6 +183,11 @@ static uint32_t sync_fd(struct rs_ept_instance *i, struct rs_ept_record *r,
 		sync_timer(i, r, e, now);
 		return 0;
 	}
+	/* The kernel's events are the program's, under our data word (its
+	   mask may have EPOLLOUT more, for a connect). */
+	if (relayed(r, e))
+		return in_wait ? (uint32_t)ready & ((r->events & 0xffffu) |
+		    EPOLLERR | EPOLLHUP) : 0;
 	/* A response being judged or retried: the HTTP engine's (for a
 	   reconnect's steps too). */
 	if (e && rs_hwait_wanted(e) && rs_hwait_ept(i, r, e, ready, in_wait,
@@ -327,6 +345,10 @@ static int ctl_locked(struct rs_ept_instance *i, struct rs_ept_record *g,
 		return r;
 	g->events = ev->events;
 	g->data = ev->data;
+	/* The program's MOD of a relayed registration puts its own back,
+	   re-arming it as the kernel would without the library. */
+	if (g->kmode == RS_EPT_RELAY)
+		r = rs_epi_set_kernel(i, g, RS_EPT_PROGRAM);
 	g->disarmed = g->reported = g->restore = false;
 	rs_ept_sync(i, g, 0, false, RS_EPT_NOW_UNREAD, &next);
 	if (useless(g))
