@@ -21,8 +21,8 @@ CPPFLAGS += -D_GNU_SOURCE -DRS_VERSION='"$(VERSION)"'
 CFLAGS   += -std=c11 $(OPT) $(WARN) -fPIC -fvisibility=hidden \
 	-fno-strict-aliasing $(SAN)
 LDLIBS_LIB = -ldl -lpthread -lyaml
-LDLIBS_CLI = -lyaml -ldl -lpthread
-CMOCKA_LIBS = -lcmocka
+LDLIBS_CLI = -lyaml -ldl -lpthread -lm
+CMOCKA_LIBS = -lcmocka -lm
 
 B ?= build
 Q = $(if $(V),,@)

@@ -44,6 +44,10 @@ printf 'version: 1\ndefaults:\n  read_timeout: 5s\n  write_timeout: 5s\n' \
 	>"$tmp/rw5s.yaml"
 cp policy/default.yaml "$tmp/default.yaml"
 printf 'version: 1\ndefaults:\n  breaker: {failures: 5}\n' >"$tmp/breaker.yaml"
+# rw5s's timeouts as `auto` bounded to 5 s (SPEC 13): the rows differ by
+# auto alone (bench.sh says more).
+printf 'version: 1\ndefaults:\n  read_timeout: auto\n  write_timeout: auto\n  auto_timeout:\n    min: 5s\n    max: 5s\n' \
+	>"$tmp/rwauto.yaml"
 
 # ir POLICY N PROG ARGS...: the Ir of each process of one run ("" for
 # bare), smallest pid (the benchmark itself) first.
@@ -125,9 +129,11 @@ redis_row() {
 echo "user-space instructions (callgrind Ir) per operation (a call; a round"
 echo "trip for poll_rt_*, a request for redis_*), bare -> with the library"
 row pingpong_rw5s rw5s 2000 2 "$B/bench/pingpong"
+row pingpong_rwauto rwauto 2000 2 "$B/bench/pingpong"
 row pingpong_default default 2000 2 "$B/bench/pingpong"
 # send, poll for the echo, read: libpq's pattern, per round trip.
 row poll_rt_rw5s rw5s 2000 1 "$B/bench/pingpong" poll
+row poll_rt_rwauto rwauto 2000 1 "$B/bench/pingpong" poll
 row poll_rt_default default 2000 1 "$B/bench/pingpong" poll
 row pipe_unmanaged rw5s 20000 2 "$B/bench/fdio" pipe
 # sendmmsg + recvmmsg, half on a managed socket with nothing to time.

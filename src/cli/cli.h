@@ -30,6 +30,7 @@ int rs_cmd_explain(int argc, char **argv);
 int rs_cmd_run(int argc, char **argv);
 int rs_cmd_systemd(int argc, char **argv);
 int rs_cmd_stats(int argc, char **argv);
+int rs_cmd_suggest(int argc, char **argv);
 
 /*
  * Prints explain's lines about the live retry budget of rule r (NULL: the

@@ -18,6 +18,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "learn_cli.h"
 #include "policy_source.h"
 #include "policy_yaml.h"
 
@@ -362,16 +363,44 @@ static void classes(unsigned set, char *buf, size_t len)
 		snprintf(buf, len, "none");
 }
 
-static void print_settings(const struct rs_rule *r, const struct rs_settings *s)
+/*
+ * A timeout of kind k: its value, or what `auto` stands for now and why
+ * (SPEC 13), from the policy's segment t (NULL: nothing learned yet).
+ */
+static void setting_timeout(const struct rs_rule *r, unsigned key,
+    const char *name, uint32_t ms, const struct rs_settings *s,
+    enum rs_learn_kind k, const struct rs_shm_table *t)
 {
+	char buf[160];
+
+	if (!(s->auto_mask & (1u << k))) {
+		setting_ms(r, key, name, ms);
+		return;
+	}
+	rs_cli_auto_text(t ? rs_shm_learn((struct rs_shm_table *)t, r, s,
+	    false) : NULL, k, s, buf, sizeof(buf));
+	setting(r, key, name, buf);
+}
+
+static void print_settings(const struct rs_policy *p, const struct rs_rule *r,
+    const struct rs_settings *s)
+{
+	struct rs_shm_table *t = s->auto_mask ? rs_cli_learn_table(p) : NULL;
 	char buf[96];
 
 	printf("\nsettings:\n");
-	setting_ms(r, RS_KEY_CONNECT_TIMEOUT, "connect_timeout",
-	    s->connect_timeout_ms);
-	setting_ms(r, RS_KEY_READ_TIMEOUT, "read_timeout", s->read_timeout_ms);
-	setting_ms(r, RS_KEY_WRITE_TIMEOUT, "write_timeout",
-	    s->write_timeout_ms);
+	setting_timeout(r, RS_KEY_CONNECT_TIMEOUT, "connect_timeout",
+	    s->connect_timeout_ms, s, RS_LEARN_CONNECT, t);
+	setting_timeout(r, RS_KEY_READ_TIMEOUT, "read_timeout",
+	    s->read_timeout_ms, s, RS_LEARN_READ, t);
+	setting_timeout(r, RS_KEY_WRITE_TIMEOUT, "write_timeout",
+	    s->write_timeout_ms, s, RS_LEARN_WRITE, t);
+	rs_shm_detach(t);
+	if (s->auto_mask)
+		setting(r, RS_KEY_AUTO_MULTIPLIER | RS_KEY_AUTO_QUANTILE |
+		    RS_KEY_AUTO_MIN | RS_KEY_AUTO_MAX | RS_KEY_AUTO_SAMPLES |
+		    RS_KEY_AUTO_HALF_LIFE, "auto_timeout",
+		    rs_cli_auto_settings(s, buf, sizeof(buf)));
 	setting_num(r, RS_KEY_ATTEMPTS, "attempts", s->attempts);
 	classes(s->retry_on, buf, sizeof(buf));
 	setting(r, RS_KEY_RETRY_ON, "retry_on", buf);
@@ -449,8 +478,17 @@ static void wait_cell(const struct rs_settings *s, unsigned k, char *buf,
  * wait is its longest.  The library starts no wait that would end after
  * connect_budget and cuts an attempt at it, failing with ETIMEDOUT.
  */
-static void print_schedule(const struct rs_settings *s)
+static void print_schedule(const struct rs_policy *p, const struct rs_rule *r,
+    const struct rs_settings *orig)
 {
+	/* An `auto` connect_timeout: the schedule of the value it stands
+	   for now. */
+	struct rs_settings eff = *orig;
+	const struct rs_settings *s = &eff;
+
+	if (orig->auto_mask & RS_AUTO_CONNECT)
+		eff.connect_timeout_ms = rs_cli_auto_ms(p, r, orig,
+		    RS_LEARN_CONNECT);
 	uint64_t at = 0, budget = s->connect_budget_ms;
 	char k_s[16], n_s[16], t[32], w[80], total[32], b[32];
 	uint32_t hi = 0;
@@ -544,12 +582,12 @@ int rs_cmd_explain(int argc, char **argv)
 	managed = print_rule(p, r, s);
 	print_port_rules(p, &sp);
 	if (managed) {
-		print_settings(r, s);
+		print_settings(p, r, s);
 		print_budget(r, s);
 		rs_cli_budget_live(p, r, s);
 		rs_cli_explain_http(r, s);
 		rs_cli_explain_breaker(p, r, s, &sp.t);
-		print_schedule(s);
+		print_schedule(p, r, s);
 		rs_cli_explain_failover(sp.host, s);
 		if (sp.host[0])
 			rs_cli_explain_dns(s);

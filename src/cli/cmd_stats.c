@@ -23,12 +23,14 @@
 
 #include "budget.h"
 #include "clock.h"
+#include "learn_cli.h"
 #include "report.h"
 #include "shm.h"
 
 struct stats_opts {
 	const char *policy;	/* only this policy's segment */
 	const char *output;
+	const char *histogram;	/* --histogram RULE */
 	enum rs_report_format format;
 	bool prune;
 };
@@ -50,6 +52,10 @@ static void skipped(const char *path, int err, const char *only,
 		*other += !only || strcmp(h.policy, only) == 0;
 		return;
 	}
+	/* Another policy's segment is none of --policy's business. */
+	if (err == -EPROTO && only && rs_shm_peek(path, &h) == 0 &&
+	    strcmp(h.policy, only) != 0)
+		return;
 	rs_cli_warn("%s: %s; skipped", path, rs_shm_refusal(err));
 	++*refused;
 }
@@ -170,6 +176,9 @@ static int stats_args(int argc, char **argv, struct stats_opts *o)
 			o->policy = v;
 		else if ((v = rs_cli_opt_value(argc, argv, &i, "--output")))
 			o->output = v;
+		else if ((v = rs_cli_opt_value(argc, argv, &i,
+		    "--histogram")))
+			o->histogram = v;
 		else if ((v = rs_cli_opt_value(argc, argv, &i, "--format"))) {
 			if (parse_format(v, &o->format))
 				return RS_EXIT_USAGE;
@@ -190,6 +199,28 @@ static void no_segments(const char *only)
 	    only ? " for " : "", only ? only : "", RS_SHM_DIR);
 }
 
+/* --histogram RULE: the rule's learned latency in every segment shown. */
+static int plot(const struct rs_report *r, const char *rule)
+{
+	int drawn = 0;
+
+	for (size_t i = 0; i < r->n; i++) {
+		const struct rs_shm_learn *l = rs_cli_learn_find(r->segs[i].t,
+		    rule);
+
+		if (!l)
+			continue;
+		printf("%spolicy %.*s\n", drawn ? "\n" : "",
+		    RS_SHM_POLICY_MAX, r->segs[i].t->policy);
+		drawn += rs_cli_learn_plot(stdout, l);
+	}
+	if (drawn)
+		return 0;
+	fprintf(stderr, "resolute: nothing learned for rule '%s' (the rule's "
+	    "match text, or defaults)\n", rule);
+	return RS_EXIT_FAIL;
+}
+
 int rs_cmd_stats(int argc, char **argv)
 {
 	char shm[256], real[RS_SHM_POLICY_MAX];
@@ -203,10 +234,13 @@ int rs_cmd_stats(int argc, char **argv)
 		return prune_all();
 	c.only = o.policy;
 	if (o.policy && rs_shm_path(o.policy, geteuid(), shm, sizeof(shm),
-	    real, sizeof(real)) == 0)
+	    real, sizeof(real)) == 0) {
 		c.only = real;
+	}
 	each_segment(collect_one, &c);
-	if (o.output)
+	if (o.histogram)
+		status = plot(&c.r, o.histogram);
+	else if (o.output)
 		status = rs_report_write_file(o.output, &c.r, o.format);
 	else if (c.r.n == 0 && o.format == RS_REPORT_TEXT)
 		no_segments(c.only);

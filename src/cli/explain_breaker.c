@@ -17,7 +17,7 @@
 #include "duration.h"
 #include "shm.h"
 
-static void line(const struct rs_rule *r, unsigned key, const char *name,
+static void line(const struct rs_rule *r, uint64_t key, const char *name,
     const char *value)
 {
 	printf("  %-28s%-12s%s\n", name, value,

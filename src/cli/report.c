@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "cli.h"
 #include "export.h"
+#include "learn_cli.h"
 #include "report_breaker.h"
 #include "stats.h"
 
@@ -122,6 +123,7 @@ void rs_report_text_segment(FILE *f, const struct rs_report_seg *s)
 	    s->t->policy, s->path);
 	text_budgets(f, s->t);
 	text_counters(f, s->t);
+	rs_cli_learn_text(f, s->t);
 	rs_report_text_breakers(f, s->t);
 }
 
@@ -203,6 +205,22 @@ static void prom_family(FILE *f, const struct rs_report *r, int k)
 				    &r->segs[i].t->metrics[j], k);
 }
 
+/* The counters, then the learned histograms (SPEC 13). */
+static void prom(FILE *f, const struct rs_report *r)
+{
+	const struct rs_shm_table *t[64];
+	size_t n = 0;
+
+	for (int k = 0; k < RS_STAT_COUNT; k++)
+		prom_family(f, r, k);
+	for (size_t i = 0; i < r->n && n < 64; i++)
+		t[n++] = r->segs[i].t;
+	rs_cli_learn_prom(f, t, n);
+	rs_report_prom_breaker_family(f);
+	for (size_t i = 0; i < n; i++)
+		rs_report_prom_breakers(f, t[i]);
+}
+
 void rs_report_write(FILE *f, const struct rs_report *r,
     enum rs_report_format fmt)
 {
@@ -210,13 +228,8 @@ void rs_report_write(FILE *f, const struct rs_report *r,
 		text(f, r);
 	else if (fmt == RS_REPORT_JSON)
 		json(f, r);
-	else {
-		for (int k = 0; k < RS_STAT_COUNT; k++)
-			prom_family(f, r, k);
-		rs_report_prom_breaker_family(f);
-		for (size_t i = 0; i < r->n; i++)
-			rs_report_prom_breakers(f, r->segs[i].t);
-	}
+	else
+		prom(f, r);
 }
 
 int rs_report_write_file(const char *path, const struct rs_report *r,

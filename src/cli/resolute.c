@@ -23,7 +23,9 @@ void rs_cli_usage(FILE *f)
 	      "       resolute systemd [--policy FILE] [--install] UNIT\n"
 	      "       resolute stats [--policy FILE] [--format text|json|prometheus]\n"
 	      "                      [--output FILE]\n"
+	      "       resolute stats [--policy FILE] --histogram RULE\n"
 	      "       resolute stats --prune\n"
+	      "       resolute suggest [--policy FILE] [--multiplier N]\n"
 	      "       resolute version | help\n"
 	      "\n"
 	      "  run      run COMMAND with connect/read timeouts and retries\n"
@@ -36,7 +38,10 @@ void rs_cli_usage(FILE *f)
 	      "  systemd  print (or --install) a drop-in that preloads "
 	      "resolute into UNIT\n"
 	      "  stats    show the counters and shared retry budgets of this user's\n"
-	      "           processes, per policy file and rule\n"
+	      "           processes, per policy file and rule, and the latency\n"
+	      "           they learned\n"
+	      "  suggest  print the policy with timeouts of N x the learned "
+	      "p99\n"
 	      "\n"
 	      "Durations: 250ms, 1.5s, 2m.  See resolute(1) and "
 	      "resolute-policy(5).\n", f);
@@ -78,5 +83,7 @@ int main(int argc, char **argv)
 		return rs_cmd_systemd(argc - 1, argv + 1);
 	if (strcmp(cmd, "stats") == 0)
 		return rs_cmd_stats(argc - 1, argv + 1);
+	if (strcmp(cmd, "suggest") == 0)
+		return rs_cmd_suggest(argc - 1, argv + 1);
 	return rs_cli_usage_error("unknown command '%s'", cmd);
 }

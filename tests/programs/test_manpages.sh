@@ -16,7 +16,7 @@ for page in man/resolute.1 man/resolute-policy.5; do
 		fail=1
 	fi
 done
-for word in run check explain systemd stats version RESOLUTE_POLICY \
+for word in run check explain systemd stats suggest version RESOLUTE_POLICY \
     RESOLUTE_LOG RESOLUTE_LOG_FORMAT RESOLUTE_LOG_FILE RESOLUTE_DEADLINE \
     RESOLUTE_STRICT RESOLUTE_DISABLE; do
 	if ! mandoc -Tascii man/resolute.1 | sed "s/.\x08//g" | grep -qw "$word"; then
@@ -28,7 +28,8 @@ for key in connect_timeout read_timeout write_timeout attempts retry_on \
     base cap multiplier jitter connect_budget retry_budget ratio \
     min_per_second window scope passthrough match http retry_on_status \
     retry_after_cap max_replay idempotency_key failover dns breaker \
-    failures open_for max_open_for probes on_status; do
+    failures open_for max_open_for probes on_status auto_timeout \
+    quantile samples half_life; do
 	if ! mandoc -Tascii man/resolute-policy.5 | sed "s/.\x08//g" | grep -qw "$key"; then
 		echo "resolute-policy(5) does not document $key"
 		fail=1

@@ -36,6 +36,12 @@ void rs_settings_init(struct rs_settings *s)
 	s->connect_timeout_ms = 3000;
 	s->read_timeout_ms = RS_OFF;
 	s->write_timeout_ms = RS_OFF;
+	s->auto_timeout.multiplier = 3;
+	s->auto_timeout.quantile = 0.99;
+	s->auto_timeout.min_ms = 100;
+	s->auto_timeout.max_ms = 30000;
+	s->auto_timeout.samples = 200;
+	s->auto_timeout.half_life_ms = 600000;
 	s->connect_budget_ms = 10000;
 	s->attempts = 3;
 	s->retry_on = RS_CLASS_ALL;

@@ -65,13 +65,42 @@ enum rs_key {
 	RS_KEY_HTTP_IDEMPOTENCY_KEY = 1u << 20,
 	RS_KEY_FAILOVER = 1u << 21,
 	RS_KEY_DEADLINE_HEADER = 1u << 22,
-	RS_KEY_BREAKER = 1u << 23,	/* `breaker:` (a mapping, or off) */
-	RS_KEY_BREAKER_FAILURES = 1u << 24,
-	RS_KEY_BREAKER_OPEN_FOR = 1u << 25,
-	RS_KEY_BREAKER_MAX_OPEN_FOR = 1u << 26,
-	RS_KEY_BREAKER_PROBES = 1u << 27,
-	RS_KEY_BREAKER_ON_STATUS = 1u << 28,
-	RS_KEY_BREAKER_SCOPE = 1u << 29,
+	RS_KEY_AUTO_MULTIPLIER = 1u << 23,	/* auto_timeout: (SPEC 13) */
+	RS_KEY_AUTO_QUANTILE = 1u << 24,
+	RS_KEY_AUTO_MIN = 1u << 25,
+	RS_KEY_AUTO_MAX = 1u << 26,
+	RS_KEY_AUTO_SAMPLES = 1u << 27,
+	RS_KEY_AUTO_HALF_LIFE = 1u << 28,
+};
+
+/*
+ * The breaker's keys (SPEC 12), beyond what an enum constant may hold
+ * (an int): struct rs_rule.set is 64 bits wide.
+ */
+#define RS_KEY_BREAKER (UINT64_C(1) << 29)	/* `breaker:` (a mapping, or off) */
+#define RS_KEY_BREAKER_FAILURES (UINT64_C(1) << 30)
+#define RS_KEY_BREAKER_OPEN_FOR (UINT64_C(1) << 31)
+#define RS_KEY_BREAKER_MAX_OPEN_FOR (UINT64_C(1) << 32)
+#define RS_KEY_BREAKER_PROBES (UINT64_C(1) << 33)
+#define RS_KEY_BREAKER_ON_STATUS (UINT64_C(1) << 34)
+#define RS_KEY_BREAKER_SCOPE (UINT64_C(1) << 35)
+
+/* Bits of struct rs_settings.auto_mask: which timeouts are `auto`. */
+enum rs_auto_bit {
+	RS_AUTO_CONNECT = 1u << 0,
+	RS_AUTO_READ = 1u << 1,
+	RS_AUTO_WRITE = 1u << 2,
+};
+
+/* SPEC 13: auto = clamp(multiplier x quantile, min, max), max until
+   `samples` are learned; a sample's weight halves after half_life. */
+struct rs_auto_timeout {
+	double multiplier;		/* 1 .. 100 */
+	double quantile;		/* 0.5 .. 0.9999 */
+	uint32_t min_ms;
+	uint32_t max_ms;
+	uint32_t samples;
+	uint32_t half_life_ms;
 };
 
 /* The effective settings for one destination. */
@@ -79,6 +108,11 @@ struct rs_settings {
 	uint32_t connect_timeout_ms;	/* one attempt; RS_OFF: none */
 	uint32_t read_timeout_ms;	/* RS_OFF: none */
 	uint32_t write_timeout_ms;	/* RS_OFF: none */
+	/* SPEC 13: the timeouts that are `auto` (enum rs_auto_bit); each
+	   such *_timeout_ms holds auto_timeout.max_ms, the value before
+	   anything is learned and the bound of every learned one.  Beside
+	   the timeouts, which every timed read loads: one cache line. */
+	uint32_t auto_mask;
 	uint32_t connect_budget_ms;	/* all attempts and waits; RS_OFF */
 	unsigned attempts;		/* 1 .. 10, the first included */
 	unsigned retry_on;		/* enum rs_class bits */
@@ -91,6 +125,7 @@ struct rs_settings {
 	/* SPEC 10: the header outbound requests carry the deadline in; "" off */
 	char deadline_header[RS_HEADER_NAME_MAX];
 	struct rs_breaker_settings breaker;	/* SPEC 12 */
+	struct rs_auto_timeout auto_timeout;	/* SPEC 13 */
 };
 
 enum rs_match_kind {
@@ -116,7 +151,8 @@ struct rs_match {
 struct rs_rule {
 	struct rs_match match;
 	struct rs_settings settings;	/* resolved: defaults + own keys */
-	unsigned set;			/* enum rs_key bits set by the rule */
+	uint64_t set;			/* enum rs_key bits (and RS_KEY_BREAKER*)
+					   set by the rule */
 	unsigned line;			/* of the rule's `match:` key */
 	unsigned col;
 };

@@ -60,6 +60,21 @@ static const struct rs_keydef budget_rows[] = {
 };
 static const struct rs_keytab budget_keys = TABLE(budget_rows);
 
+/* SPEC 13: how `auto` timeouts are computed. */
+static const struct rs_keydef auto_rows[] = {
+	NUM("multiplier", RS_KIND_NUMBER, RS_KEY_AUTO_MULTIPLIER,
+	    auto_timeout.multiplier, 1, 100),
+	NUM("quantile", RS_KIND_NUMBER, RS_KEY_AUTO_QUANTILE,
+	    auto_timeout.quantile, 0.5, 0.9999),
+	DUR("min", RS_KEY_AUTO_MIN, auto_timeout.min_ms, 1, DAY_MS, false),
+	DUR("max", RS_KEY_AUTO_MAX, auto_timeout.max_ms, 1, DAY_MS, false),
+	NUM("samples", RS_KIND_UINT, RS_KEY_AUTO_SAMPLES, auto_timeout.samples,
+	    1, 1000000000),
+	DUR("half_life", RS_KEY_AUTO_HALF_LIFE, auto_timeout.half_life_ms,
+	    1000, 7 * DAY_MS, false),
+};
+static const struct rs_keytab auto_keys = TABLE(auto_rows);
+
 static const char *const key_modes[] = { "off", "inject" };
 
 /* SPEC 9; the values land in struct rs_http_settings (http_settings.h). */
@@ -97,12 +112,15 @@ static const struct rs_keytab breaker_keys = TABLE(breaker_rows);
 
 static const struct rs_keydef settings_rows[] = {
 	{ ROW("match", RS_KIND_MATCH, 0, 0, 0, 0), .host_only = true },
-	DUR("connect_timeout", RS_KEY_CONNECT_TIMEOUT, connect_timeout_ms, 1,
-	    DAY_MS, true),
-	DUR("read_timeout", RS_KEY_READ_TIMEOUT, read_timeout_ms, 1, DAY_MS,
-	    true),
-	DUR("write_timeout", RS_KEY_WRITE_TIMEOUT, write_timeout_ms, 1,
-	    DAY_MS, true),
+	{ ROW("connect_timeout", RS_KIND_DURATION, RS_KEY_CONNECT_TIMEOUT,
+	    OFF(connect_timeout_ms), 1, DAY_MS), .off_ok = true,
+	  .auto_bit = RS_AUTO_CONNECT },
+	{ ROW("read_timeout", RS_KIND_DURATION, RS_KEY_READ_TIMEOUT,
+	    OFF(read_timeout_ms), 1, DAY_MS), .off_ok = true,
+	  .auto_bit = RS_AUTO_READ },
+	{ ROW("write_timeout", RS_KIND_DURATION, RS_KEY_WRITE_TIMEOUT,
+	    OFF(write_timeout_ms), 1, DAY_MS), .off_ok = true,
+	  .auto_bit = RS_AUTO_WRITE },
 	NUM("attempts", RS_KIND_UINT, RS_KEY_ATTEMPTS, attempts, 1, 10),
 	NAMES("retry_on", RS_KIND_CLASSES, RS_KEY_RETRY_ON, retry_on, classes,
 	    "refused, timeout, unreachable, reset or dns"),
@@ -120,6 +138,7 @@ static const struct rs_keydef settings_rows[] = {
 	    OFF(deadline_header), 0, 0) },
 	{ ROW("breaker", RS_KIND_MAP, RS_KEY_BREAKER, OFF(breaker.enabled), 0,
 	    0), .sub = &breaker_keys, .off_ok = true },
+	{ ROW("auto_timeout", RS_KIND_MAP, 0, 0, 0, 0), .sub = &auto_keys },
 };
 const struct rs_keytab rs_settings_keys = TABLE(settings_rows);
 

@@ -36,6 +36,12 @@ static void apply_duration(struct rs_walk *w, const struct rs_keydef *f,
 	char lo[32], hi[32], why[256];
 	uint64_t ms;
 
+	if (f->auto_bit && !strcmp(val->value, "auto")) {
+		w->s->auto_mask |= f->auto_bit;
+		w->set |= f->bit;
+		return;
+	}
+	w->s->auto_mask &= ~f->auto_bit;
 	if (!strcmp(val->value, "off")) {
 		if (f->off_ok)
 			store_u32(w, f, RS_OFF);
@@ -52,10 +58,15 @@ static void apply_duration(struct rs_walk *w, const struct rs_keydef *f,
 		    "got %s", f->name,
 		    rs_duration_format((uint32_t)f->min, lo, 32),
 		    rs_duration_format((uint32_t)f->max, hi, 32),
-		    f->off_ok ? " (or off)" : "", val->value);
+		    f->off_ok ? (f->auto_bit ? " (or off, or auto)" :
+			" (or off)") : "", val->value);
 		return;
 	}
 	store_u32(w, f, (uint32_t)ms);
+	if (f->bit == RS_KEY_AUTO_MIN)
+		w->min_val = val;
+	if (f->bit == RS_KEY_AUTO_MAX)
+		w->max_val = val;
 	if (f->bit == RS_KEY_BACKOFF_BASE)
 		w->base_val = val;
 	if (f->bit == RS_KEY_BACKOFF_CAP)
@@ -393,11 +404,40 @@ static void check_open_for(struct rs_walk *w)
 		    "than max_open_for %s", open, max);
 }
 
+/*
+ * An `auto` timeout stands for auto_timeout.max until something is
+ * learned, and is bounded by it after (SPEC 13): the field holds max, so
+ * that whatever reads it alone sees that bound.  Done after the walk, as
+ * auto_timeout may follow the timeouts, or come from the defaults.
+ */
+static void resolve_auto(struct rs_walk *w)
+{
+	struct rs_settings *s = w->s;
+	const struct rs_auto_timeout *a = &s->auto_timeout;
+	char min[32], max[32];
+
+	if (a->min_ms > a->max_ms) {
+		rs_duration_format(a->min_ms, min, sizeof(min));
+		rs_duration_format(a->max_ms, max, sizeof(max));
+		if (w->max_val || w->min_val)
+			rs_ydoc_err(w->l, w->max_val ? w->max_val : w->min_val,
+			    "auto_timeout max %s is smaller than min %s", max,
+			    min);
+	}
+	if (s->auto_mask & RS_AUTO_CONNECT)
+		s->connect_timeout_ms = a->max_ms;
+	if (s->auto_mask & RS_AUTO_READ)
+		s->read_timeout_ms = a->max_ms;
+	if (s->auto_mask & RS_AUTO_WRITE)
+		s->write_timeout_ms = a->max_ms;
+}
+
 void rs_walk_settings(struct rs_walk *w, const struct rs_ynode *map)
 {
 	walk_map(w, map, &rs_settings_keys);
 	check_cap(w);
 	check_open_for(w);
+	resolve_auto(w);
 }
 
 bool rs_walk_is_setting(const char *name)

@@ -19,10 +19,11 @@
 struct rs_walk {
 	struct rs_yload *l;
 	struct rs_settings *s;		/* filled in place */
-	unsigned set;			/* enum rs_key bits set */
+	uint64_t set;			/* enum rs_key bits set */
 	bool host;			/* a host rule: host-only keys ok */
 	const struct rs_ynode *base_val, *cap_val;
 	const struct rs_ynode *open_val, *max_open_val;	/* breaker */
+	const struct rs_ynode *min_val, *max_val;	/* auto_timeout */
 	const struct rs_ynode *match_key, *match_val;	/* for the caller */
 };
 

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "sysio.h"
 
 uint64_t rs_shm_hash(uint64_t h, const void *p, size_t n)
@@ -131,6 +132,8 @@ static void init_header(struct rs_shm_table *t, const char *real)
 	__atomic_store_n(&t->size, sizeof(*t), __ATOMIC_RELAXED);
 	__atomic_store_n(&t->nmetrics, RS_SHM_METRICS, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->ncounters, RS_SHM_COUNTERS, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->nlearn, RS_SHM_LEARN, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->nbuckets, RS_LAT_BUCKETS, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->nbreakers, RS_BREAKER_SLOTS, __ATOMIC_RELAXED);
 	for (size_t i = 0; i <= n; i++)
 		__atomic_store_n(&t->policy[i], real[i], __ATOMIC_RELAXED);
@@ -146,7 +149,8 @@ static int check_header(struct rs_shm_table *t, const char *real,
 	if (__atomic_load_n(&t->magic, __ATOMIC_ACQUIRE) != RS_SHM_MAGIC ||
 	    t->version != RS_SHM_VERSION || t->nslots != RS_SHM_SLOTS ||
 	    t->size != sizeof(*t) || t->nmetrics != RS_SHM_METRICS ||
-	    t->ncounters != RS_SHM_COUNTERS || t->nbreakers != RS_BREAKER_SLOTS)
+	    t->ncounters != RS_SHM_COUNTERS || t->nlearn != RS_SHM_LEARN ||
+	    t->nbuckets != RS_LAT_BUCKETS || t->nbreakers != RS_BREAKER_SLOTS)
 		return -EPROTO;
 	if (real && strncmp(t->policy, real, RS_SHM_POLICY_MAX) != 0)
 		return -EPROTO;
@@ -350,6 +354,30 @@ struct rs_shm_metric *rs_shm_metric(struct rs_shm_table *t,
 		fill_metric(m, rule ? text : "defaults", rule != NULL,
 		    rule ? rule->line : 0);
 	return m;
+}
+
+struct rs_shm_learn *rs_shm_learn(struct rs_shm_table *t,
+    const struct rs_rule *rule, const struct rs_settings *s, bool claim)
+{
+	uint32_t half_life_ms = s->auto_timeout.half_life_ms;
+	const char *text = rule ? rule->match.text : "\001defaults";
+	uint64_t key = rs_shm_hash(RS_FNV_INIT, text, strlen(text) + 1);
+	bool fresh = false;
+	struct rs_shm_learn *l;
+
+	key = rs_shm_hash(key, &half_life_ms, sizeof(half_life_ms));
+	l = probe(t->learn, RS_SHM_LEARN, sizeof(*l), key ? key : 1, claim,
+	    &fresh);
+	if (l && fresh) {
+		l->half_life_ms = half_life_ms;
+		l->auto_mask = s->auto_mask;
+		l->auto_timeout = s->auto_timeout;
+		l->since_ms = rs_clock_epoch_ms();
+		snprintf(l->rule, sizeof(l->rule), "%s",
+		    rule ? text : "defaults");
+		__atomic_store_n(&l->ready, 1, __ATOMIC_RELEASE);
+	}
+	return l;
 }
 
 void rs_shm_slot_budget(const struct rs_shm_slot *s,

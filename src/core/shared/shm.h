@@ -38,12 +38,13 @@
 
 #include "breaker_table.h"
 #include "budget_acct.h"
+#include "latency.h"
 #include "policy.h"
 
 #define RS_SHM_DIR "/dev/shm"
 #define RS_SHM_PREFIX "resolute-"
 #define RS_SHM_MAGIC 0x3154454744554252ull	/* "RBUDGET1", every layout */
-#define RS_SHM_VERSION 3
+#define RS_SHM_VERSION 4
 #define RS_SHM_SLOTS 256
 #define RS_SHM_RULE_MAX 64
 #define RS_SHM_POLICY_MAX 512
@@ -52,6 +53,8 @@
 /* Room per rule for counters added later: enum rs_stat only grows at its
    end, so a longer enum keeps this layout. */
 #define RS_SHM_COUNTERS 16
+/* Rules whose latency is learned (SPEC 13); later ones learn nothing. */
+#define RS_SHM_LEARN 64
 
 /* One rule's budget.  Fields other than key and acct are for display. */
 struct rs_shm_slot {
@@ -78,6 +81,30 @@ struct rs_shm_metric {
 	uint64_t count[RS_SHM_COUNTERS];
 };
 
+/* What is learned of a rule's latency (learn.h), kind by kind. */
+enum rs_learn_kind {
+	RS_LEARN_CONNECT,	/* connect attempts that connected */
+	RS_LEARN_READ,		/* waits for data, from the last activity */
+	RS_LEARN_WRITE,		/* writes that had to wait */
+	RS_LEARN_KINDS
+};
+
+/*
+ * One rule's learned latency, keyed by its match text and half-life (a
+ * changed half-life starts afresh: its epochs would not line up).
+ * since_ms is the wall-clock time (Unix ms) at which it was claimed.
+ */
+struct rs_shm_learn {
+	uint64_t key;			/* 0: free; set once by CAS */
+	uint32_t ready;			/* 1 once the fields below are set */
+	uint32_t half_life_ms;
+	int64_t since_ms;
+	uint32_t auto_mask;		/* as the claimer's policy had them, */
+	struct rs_auto_timeout auto_timeout;	/* for `resolute stats` */
+	char rule[RS_SHM_LABEL_MAX];
+	struct rs_lat hist[RS_LEARN_KINDS];
+};
+
 struct rs_shm_table {
 	uint64_t magic;			/* written last, see shm.c */
 	uint32_t version;
@@ -89,7 +116,11 @@ struct rs_shm_table {
 	uint32_t ncounters;
 	struct rs_shm_slot slots[RS_SHM_SLOTS];
 	struct rs_shm_metric metrics[RS_SHM_METRICS];
-	/* Layout 2 ended here; layout 3 adds the breakers (SPEC 12). */
+	/* Layout 2 ended here. */
+	uint32_t nlearn;
+	uint32_t nbuckets;
+	struct rs_shm_learn learn[RS_SHM_LEARN];
+	/* Layout 3 ended here; layout 4 adds the breakers (SPEC 12). */
 	uint32_t nbreakers;
 	uint32_t breaker_pad;
 	struct rs_breaker_table breakers;
@@ -160,6 +191,14 @@ uint64_t rs_shm_rule_key(const struct rs_rule *rule);
 /* Returns the counters kept under key, or NULL; never writes. */
 const struct rs_shm_metric *rs_shm_metric_find(const struct rs_shm_table *t,
     uint64_t key);
+
+/*
+ * Returns the learned latency of one rule (NULL: the defaults) with
+ * settings s (its half-life is part of the key) in t, claiming a free entry on first use when `claim` (t must
+ * then be writable); NULL when absent or all are taken.
+ */
+struct rs_shm_learn *rs_shm_learn(struct rs_shm_table *t,
+    const struct rs_rule *rule, const struct rs_settings *s, bool claim);
 
 /* Returns b's parameters as stored in a slot, for the accounting. */
 void rs_shm_slot_budget(const struct rs_shm_slot *s,

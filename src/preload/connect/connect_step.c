@@ -28,6 +28,7 @@
 #include "connect_breaker.h"
 #include "dest.h"
 #include "hot.h"
+#include "learn.h"
 #include "timed.h"
 #include "log.h"
 #include "outcome.h"
@@ -129,7 +130,9 @@ static void log_attempt(enum rs_log_level lv, const struct rs_fd *e, int err,
 
 static void safety_net(int fd, struct rs_fd *e, bool on)
 {
-	uint32_t ct = e->settings->connect_timeout_ms;
+	uint32_t ct = rs_learn_timeout_ms(e->rule, e->settings,
+	    RS_LEARN_CONNECT, e->settings->connect_timeout_ms,
+	    e->attempt_start_ms);
 	unsigned int v;
 	socklen_t len = sizeof(v);
 
@@ -152,9 +155,17 @@ static void safety_net(int fd, struct rs_fd *e, bool on)
 	}
 }
 
-/* Ends the logical connect as connected, its safety net already off. */
-static inline void connected(struct rs_fd *e, int64_t now)
+/*
+ * Ends the logical connect as connected, its safety net already off.  now
+ * is a reading of the clock taken when the attempt was seen connected
+ * (measured: false when the call's start stands for it, connected_at()),
+ * and then the attempt's time is a sample of the rule's connects.
+ */
+static inline void connected(struct rs_fd *e, int64_t now, bool measured)
 {
+	if (measured)
+		rs_learn_record(e->rule, e->settings, RS_LEARN_CONNECT,
+		    (now - e->attempt_start_ms) * 1000, now);
 	rs_retarget_note(e, 0, now);
 	if (rs_breakers_on(e->settings) &&
 	    rs_connect_breaker_success_counts(e))
@@ -176,7 +187,7 @@ static void conclude(int fd, struct rs_fd *e, int err, int64_t now)
 		errno = save;
 	}
 	if (err == 0) {
-		connected(e, now);
+		connected(e, now, true);
 		return;
 	}
 	e->final_error = err;
@@ -283,7 +294,8 @@ static void rejected(int fd, struct rs_fd *e, int err, int64_t now)
 /* When an attempt that starts now must end: connect_timeout, capped. */
 static int64_t attempt_deadline(const struct rs_fd *e, int64_t now)
 {
-	uint32_t ct = e->settings->connect_timeout_ms;
+	uint32_t ct = rs_learn_timeout_ms(e->rule, e->settings,
+	    RS_LEARN_CONNECT, e->settings->connect_timeout_ms, now);
 
 	return ct == RS_OFF ? e->deadline_ms :
 	    rs_clock_min(rs_clock_after(now, ct), e->deadline_ms);
@@ -304,6 +316,7 @@ static void start_attempt(int fd, struct rs_fd *e, int64_t now)
 	}
 	e->attempt++;
 	rs_stats_add(e->rule, RS_STAT_ATTEMPTS);
+	e->attempt_start_ms = now;
 	e->attempt_deadline_ms = attempt_deadline(e, now);
 	rs_fd_set_state(e, RS_FD_CONNECTING);
 	if (rs_real_connect(fd, (struct sockaddr *)&e->addr, e->addrlen) == 0)
@@ -346,9 +359,15 @@ static void start_attempt(int fd, struct rs_fd *e, int64_t now)
  * stands for it, and a connect under the default policy reads the clock
  * once.
  */
+static bool reads_clock_at_end(const struct rs_fd *e)
+{
+	return rs_io_settings_timed(e->settings) ||
+	    (e->settings->auto_mask & RS_AUTO_CONNECT);
+}
+
 static int64_t connected_at(const struct rs_fd *e, int64_t now)
 {
-	return rs_io_settings_timed(e->settings) ? rs_clock_now_ms() : now;
+	return reads_clock_at_end(e) ? rs_clock_now_ms() : now;
 }
 
 static int kernel_attempt(int fd, struct rs_fd *e, int64_t now)
@@ -366,6 +385,7 @@ static int kernel_attempt(int fd, struct rs_fd *e, int64_t now)
 	}
 	e->attempt = 1;
 	rs_stats_add_pair(e->rule, RS_STAT_CONNECTS, RS_STAT_ATTEMPTS);
+	e->attempt_start_ms = now;
 	e->attempt_deadline_ms = until;
 	rs_fd_set_state(e, RS_FD_CONNECTING);
 	rs_fd_unlock(e);
@@ -382,7 +402,7 @@ static int kernel_attempt(int fd, struct rs_fd *e, int64_t now)
 	/* The first attempt, made by the kernel's bounded wait: it never
 	   had a safety net to take down. */
 	if (r == 0)
-		connected(e, connected_at(e, now));
+		connected(e, connected_at(e, now), reads_clock_at_end(e));
 	else if (r != -EINPROGRESS && r != -EINTR && r != -EALREADY)
 		after_failure(fd, e, -r, rs_clock_now_ms());
 	return r;

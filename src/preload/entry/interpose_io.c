@@ -19,6 +19,7 @@
 
 #include "fdtable.h"
 #include "guard.h"
+#include "learn_io.h"
 #include "hot.h"
 #include "httphook.h"
 #include "httpio.h"
@@ -408,13 +409,13 @@ EXPORT RS_HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 			return name##_noaddr hargs;                     \
 		return name##_addr args;                                \
 	}
-/* The program's own call, which succeeds or fails as it would bare. */
-#define RECORDED(name, hparams, call)                                   \
+/* The program's own call, which succeeds or fails as it would bare;
+   touched is rs_io_touched, or _in for a read (learn_io.h). */
+#define RECORDED_BY(touched, name, hparams, call)                       \
 	SLOW RS_HOT ssize_t name##_recorded(RS_UNPAREN hparams,         \
-	    struct rs_fd *e)                                            \
-	{                                                               \
-		return rs_io_touched(e, call);                          \
-	}
+	    struct rs_fd *e) { return touched(e, call); }
+#define RECORDED(...) RECORDED_BY(rs_io_touched, __VA_ARGS__)
+#define RECORDED_IN(...) RECORDED_BY(rs_io_touched_in, __VA_ARGS__)
 
 /*
  * The steady half of the one-buffer names: dir is read or write (io.h's
@@ -462,7 +463,7 @@ EXPORT RS_HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 		ssize_t r = first;                                      \
 									\
 		if (__builtin_expect(r > 0, 1)) {                       \
-			rs_fd_touch(e, rs_clock_now_ms());              \
+			rs_learn_touch_in(e, rs_clock_now_ms());        \
 			return r;                                       \
 		}                                                       \
 		return libc_after(rs_io_readmsg_after(e, fd, iov, cnt,  \
@@ -500,14 +501,14 @@ EXPORT RS_HOT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 
 #define P_READ (int fd, void *buf, size_t n)
 ENGINE(read, P_READ, (fd, buf, n))
-RECORDED(read, P_READ, rs_realfast_read(fd, buf, n))
+RECORDED_IN(read, P_READ, rs_realfast_read(fd, buf, n))
 IN1(read, P_READ, 0, true, rs_io_read(e, fd, buf, n))
 EXPORT_STEADY(read, P_READ, (fd, buf, n), (fd, buf, n), IN_ENTRY(0),
     REC(false, 0), read_engine(fd, buf, n, e))
 
 #define P_RECV (int fd, void *buf, size_t n, int flags)
 ENGINE(recv, P_RECV, (fd, buf, n, flags))
-RECORDED(recv, P_RECV, rs_realfast_recv(fd, buf, n, flags))
+RECORDED_IN(recv, P_RECV, rs_realfast_recv(fd, buf, n, flags))
 IN1(recv, P_RECV, flags, false, rs_io_recv(e, fd, buf, n, flags))
 EXPORT_STEADY(recv, P_RECV, (fd, buf, n, flags), (fd, buf, n, flags),
     IN_ENTRY(flags), REC(false, flags), recv_engine(fd, buf, n, flags, e))
@@ -522,7 +523,7 @@ EXPORT_STEADY(recv, P_RECV, (fd, buf, n, flags), (fd, buf, n, flags),
     struct sockaddr *sa, socklen_t *len)
 #define A_RECVFROM (fd, buf, n, flags, sa, len)
 ENGINE6(recvfrom, P_RECVFROM, A_RECVFROM)
-RECORDED(recvfrom, P_RECV, rs_realfast_recvfrom(fd, buf, n, flags, NULL,
+RECORDED_IN(recvfrom, P_RECV, rs_realfast_recvfrom(fd, buf, n, flags, NULL,
     NULL))
 IN1(recvfrom, P_RECV, flags, false, rs_io_recvfrom(e, fd, buf, n, flags,
     NULL, NULL))
@@ -531,7 +532,7 @@ EXPORT6(recvfrom, P_RECVFROM, A_RECVFROM, P_RECV, (fd, buf, n, flags),
 
 #define P_VEC (int fd, const struct iovec *iov, int cnt)
 ENGINE(readv, P_VEC, (fd, iov, cnt))
-RECORDED(readv, P_VEC, rs_realfast_readv(fd, iov, cnt))
+RECORDED_IN(readv, P_VEC, rs_realfast_readv(fd, iov, cnt))
 STEADY_VIN(readv, P_VEC, rs_realfast_readv(fd, iov, cnt), iov, cnt, 0, NULL,
     rs_io_readv(e, fd, iov, cnt))
 EXPORT_STEADY(readv, P_VEC, (fd, iov, cnt), (fd, iov, cnt), IN_ENTRY(0),
@@ -543,7 +544,7 @@ EXPORT_STEADY(readv, P_VEC, (fd, iov, cnt), (fd, iov, cnt), IN_ENTRY(0),
  */
 #define P_RECVMSG (int fd, struct msghdr *msg, int flags)
 ENGINE(recvmsg, P_RECVMSG, (fd, msg, flags))
-RECORDED(recvmsg, P_RECVMSG, rs_realfast_recvmsg(fd, msg, flags))
+RECORDED_IN(recvmsg, P_RECVMSG, rs_realfast_recvmsg(fd, msg, flags))
 STEADY_VIN(recvmsg, P_RECVMSG, rs_realfast_recvmsg(fd, msg, flags),
     msg->msg_iov, (int)msg->msg_iovlen, flags, msg,
     rs_io_recvmsg(e, fd, msg, flags))

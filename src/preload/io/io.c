@@ -30,12 +30,17 @@
 #include "io_block.h"
 #include "io_timeout.h"
 #include "ktimeo.h"
+#include "learn_io.h"
 #include "realfast.h"
 
 /* The real call of a PATH_REAL or PATH_REAL_RECORDING call. */
 #define REAL_CALL(path, e, call) \
 	((path) == PATH_REAL_RECORDING ? \
 	    rs_io_touched((e), RS_NEG_ERRNO(call)) : RS_NEG_ERRNO(call))
+/* The same for a read, whose bytes end a wait (learn_io.h). */
+#define REAL_CALL_IN(path, e, call) \
+	((path) == PATH_REAL_RECORDING ? \
+	    rs_io_touched_in((e), RS_NEG_ERRNO(call)) : RS_NEG_ERRNO(call))
 
 /* How a call runs, decided by choose_path(). */
 enum io_path {
@@ -181,7 +186,7 @@ static ssize_t read_after(struct rs_fd *e, int fd, void *buf, size_t n,
 	if (as_plain && no_longer_socket(fd, r))
 		return RS_NEG_ERRNO(rs_realfast_read(fd, buf, n));
 	if (first_try_settles(r, n, flags))
-		return rs_io_touched(e, r);
+		return rs_io_touched_in(e, r);
 	struct iovec v = { buf, n };
 
 	return rs_io_read_rest(e, fd, &v, 1, flags, NULL, r, ft->gen);
@@ -204,7 +209,7 @@ RS_HOT ssize_t rs_io_read(struct rs_fd *e, int fd, void *buf, size_t n)
 	if (path < 0)
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
-		return REAL_CALL(path, e, rs_realfast_read(fd, buf, n));
+		return REAL_CALL_IN(path, e, rs_realfast_read(fd, buf, n));
 	/* On a connected stream socket, read is recv with no flags. */
 	struct first_try ft = { false, 0 };
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_recv(fd, buf, n,
@@ -226,7 +231,7 @@ static ssize_t readmsg_after(struct rs_fd *e, int fd, const struct iovec *iov,
 		return r;
 	if (first_try_settles(r, flags & MSG_WAITALL ?
 		rs_io_iov_total(iov, cnt) : 0, flags))
-		return rs_io_touched(e, r);
+		return rs_io_touched_in(e, r);
 	return rs_io_read_rest(e, fd, iov, cnt, flags, msg, r, ft->gen);
 }
 
@@ -246,7 +251,7 @@ RS_HOT ssize_t rs_io_readv(struct rs_fd *e, int fd, const struct iovec *iov,
 	if (path < 0)
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
-		return REAL_CALL(path, e, rs_realfast_readv(fd, iov, cnt));
+		return REAL_CALL_IN(path, e, rs_realfast_readv(fd, iov, cnt));
 	if (bad_count(cnt))
 		return -EINVAL;
 	struct msghdr m = { .msg_iov = (struct iovec *)iov,
@@ -270,7 +275,7 @@ RS_HOT ssize_t rs_io_recv(struct rs_fd *e, int fd, void *buf, size_t n,
 	if (path < 0)
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
-		return REAL_CALL(path, e, rs_realfast_recv(fd, buf, n, flags));
+		return REAL_CALL_IN(path, e, rs_realfast_recv(fd, buf, n, flags));
 	struct first_try ft = { false, 0 };
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_recv(fd, buf, n,
 	    first_flags(e, fd, false, flags, &ft)));
@@ -286,7 +291,7 @@ RS_HOT ssize_t rs_io_recvfrom(struct rs_fd *e, int fd, void *buf, size_t n,
 	if (path < 0)
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
-		return REAL_CALL(path, e,
+		return REAL_CALL_IN(path, e,
 		    rs_realfast_recvfrom(fd, buf, n, flags, sa, len));
 	struct first_try ft = { false, 0 };
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_recvfrom(fd, buf, n,
@@ -296,7 +301,7 @@ RS_HOT ssize_t rs_io_recvfrom(struct rs_fd *e, int fd, void *buf, size_t n,
 		return r;
 
 	if (first_try_settles(r, n, flags))
-		return rs_io_touched(e, r);
+		return rs_io_touched_in(e, r);
 	struct iovec v = { buf, n };
 	struct msghdr m = { .msg_name = sa, .msg_namelen = len ? *len : 0 };
 
@@ -314,7 +319,7 @@ RS_HOT ssize_t rs_io_recvmsg(struct rs_fd *e, int fd, struct msghdr *msg,
 	if (path < 0)
 		return path;
 	if (path != PATH_TIMED_BLOCKING)
-		return REAL_CALL(path, e, rs_realfast_recvmsg(fd, msg, flags));
+		return REAL_CALL_IN(path, e, rs_realfast_recvmsg(fd, msg, flags));
 	struct first_try ft = { false, 0 };
 	ssize_t r = RS_NEG_ERRNO(rs_realfast_recvmsg(fd, msg,
 	    first_flags(e, fd, false, flags, &ft)));

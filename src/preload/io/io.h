@@ -23,6 +23,7 @@
 #include "clock.h"
 #include "fdtable.h"
 #include "ktimeo.h"
+#include "learn_io.h"
 #include "realfast.h"
 #include "tdeadline.h"
 
@@ -98,7 +99,7 @@ static inline __attribute__((always_inline)) ssize_t rs_io_read_first(
 	ssize_t r = rs_realfast_recv(fd, buf, n, flags);
 
 	if (__builtin_expect(r > 0, 1))
-		rs_fd_touch(e, rs_clock_now_ms());
+		rs_learn_touch_in(e, rs_clock_now_ms());
 	return r;
 }
 

@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "io_timeout.h"
 #include "ktimeo.h"
+#include "learn_io.h"
 #include "real.h"
 #include "sigrestart.h"
 
@@ -242,7 +243,14 @@ static ssize_t continue_blocking(struct rs_fd *e, struct xfer *x, ssize_t r)
 
 	for (;;) {
 		if (r > 0) {
-			rs_fd_touch(e, rs_clock_now_ms());
+			/* Bytes read end a wait; a write's, only when it
+			   had to wait for room (learn_io.h). */
+			if (!x->out)
+				rs_learn_touch_in(e, rs_clock_now_ms());
+			else if (asked)
+				rs_learn_touch_out(e, rs_clock_now_ms());
+			else
+				rs_fd_touch(e, rs_clock_now_ms());
 			advance(x, (size_t)r);
 			if (!x->all || x->cnt == 0)
 				return (ssize_t)x->done;

@@ -22,6 +22,9 @@ void rs_io_log_timeout(const struct rs_fd *e, bool out, int64_t now)
 {
 	const struct rs_settings *s = e->settings;
 	uint32_t t = out ? s->write_timeout_ms : s->read_timeout_ms;
+
+	t = rs_learn_timeout_ms(e->rule, s, out ? RS_LEARN_WRITE :
+	    RS_LEARN_READ, t, rs_fd_last_activity(e));
 	bool by_deadline = t == RS_OFF ||
 	    now < rs_clock_after(rs_fd_last_activity(e), t);
 	struct rs_dest d;

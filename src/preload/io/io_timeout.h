@@ -16,6 +16,7 @@
 
 #include "clock.h"
 #include "fdtable.h"
+#include "learn.h"
 #include "tdeadline.h"
 #include "timed.h"
 
@@ -33,10 +34,12 @@ static inline int64_t rs_io_deadline(const struct rs_fd *e, bool out)
 	const struct rs_settings *s = e->settings;
 	uint32_t t = out ? s->write_timeout_ms : s->read_timeout_ms;
 	int64_t when = rs_io_process_deadline();
+	int64_t last = rs_fd_last_activity(e);
 
 	if (t != RS_OFF)
-		when = rs_clock_min(when,
-		    rs_clock_after(rs_fd_last_activity(e), t));
+		when = rs_clock_min(when, rs_clock_after(last,
+		    rs_learn_timeout_ms(e->rule, s, out ? RS_LEARN_WRITE :
+			RS_LEARN_READ, t, last)));
 	return when;
 }
 

@@ -115,7 +115,7 @@ static bool put(struct rs_fd *e, int fd, bool out, bool ours, uint32_t ms)
  */
 static bool choose(uint32_t t, uint32_t own_ms, uint32_t *ms, bool *ours)
 {
-	uint32_t k = t - t / 8 - 20 - rs_clock_coarse_lag_ms();
+	uint32_t k = rs_ktimeo_value_ms(t);
 
 	if (own_ms && own_ms < k) {
 		*ours = false;
@@ -134,6 +134,9 @@ bool rs_ktimeo_arm_full(struct rs_fd *e, int fd, bool out, int flags)
 	const struct rs_settings *s = e->settings;
 	uint32_t t = out ? s->write_timeout_ms : s->read_timeout_ms, ms;
 	bool ours;
+
+	t = rs_learn_timeout_ms(e->rule, s, out ? RS_LEARN_WRITE :
+	    RS_LEARN_READ, t, rs_fd_last_activity(e));
 
 	if (out || e->shared || (flags & (MSG_PEEK | MSG_WAITALL)) ||
 	    t == RS_OFF || t < MIN_TIMEOUT_MS ||
@@ -154,7 +157,9 @@ bool rs_ktimeo_arm_full(struct rs_fd *e, int fd, bool out, int flags)
  * the kernel.  choose() decides that from the settings and the program's
  * value alone, so the answer holds even when another thread has put the
  * program's value back since (an exec or posix_spawn: kt_ours is false
- * then, yet the call sleeping in the kernel had read ours).
+ * then, yet the call sleeping in the kernel had read ours).  An `auto`
+ * timeout may have changed while the call slept (learn.h): with no value
+ * of the program's own, whatever the kernel held was ours.
  */
 static bool armed_ours(const struct rs_fd *e, bool out)
 {
@@ -162,6 +167,9 @@ static bool armed_ours(const struct rs_fd *e, bool out)
 	uint32_t t = out ? s->write_timeout_ms : s->read_timeout_ms, ms;
 	bool ours;
 
+	if ((s->auto_mask & (out ? RS_AUTO_WRITE : RS_AUTO_READ)) &&
+	    e->own_tmo_ms[out] == 0)
+		return t != RS_OFF;
 	return t != RS_OFF && t >= MIN_TIMEOUT_MS &&
 	    choose(t, e->own_tmo_ms[out], &ms, &ours) && ours;
 }

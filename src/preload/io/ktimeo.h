@@ -39,6 +39,31 @@
 /* How soon after the last activity a kernel-timed call must start. */
 #define RS_KTIMEO_SLACK_MS 5
 
+/* The kernel's value for our timeout t (ktimeo.c says why). */
+static inline uint32_t rs_ktimeo_value_ms(uint32_t t)
+{
+	return t - t / 8 - 20 - rs_clock_coarse_lag_ms();
+}
+
+/*
+ * Whether the kernel holds a value of ours made from another `auto`
+ * read_timeout than the one that stands now (learn.h): the next read must
+ * set it anew (or take the exact path), as an `auto` value is taken when
+ * each wait begins.  Else a connection made before anything was learned
+ * would keep the timer of max, and its EAGAIN would even reach the
+ * program once the value fell below what the kernel may time.  One test
+ * of a word beside read_timeout_ms for any other rule.
+ */
+static inline bool rs_ktimeo_stale(const struct rs_fd *e)
+{
+	const struct rs_settings *s = e->settings;
+
+	if (__builtin_expect(!(s->auto_mask & RS_AUTO_READ), 1))
+		return false;
+	return e->kt_ms[0] != rs_ktimeo_value_ms(rs_learn_auto_ms(e->rule, s,
+	    RS_LEARN_READ, rs_fd_last_activity(e)));
+}
+
 /*
  * rs_ktimeo_arm() the long way: decides, reads the program's value, and
  * sets ours in the kernel when needed.
@@ -63,7 +88,7 @@ static inline bool rs_ktimeo_arm(struct rs_fd *e, int fd, bool out,
 		return false;
 	if (e->kt_ours[0] && !e->shared &&
 	    !(flags & (MSG_PEEK | MSG_WAITALL)) &&
-	    rs_io_process_deadline() == RS_NEVER)
+	    rs_io_process_deadline() == RS_NEVER && !rs_ktimeo_stale(e))
 		return rs_clock_coarse_ms() - rs_fd_last_activity(e) <=
 		    RS_KTIMEO_SLACK_MS;
 	return rs_ktimeo_arm_full(e, fd, out, flags);
@@ -105,11 +130,14 @@ static inline __attribute__((always_inline)) bool rs_ktimeo_steady_entry(
 	    e->settings->read_timeout_ms != RS_OFF;
 }
 
+/* Also whether the kernel's timer is the one an `auto` read_timeout
+   stands for now: asked here, in the steady functions, and not in the
+   entry's test, which the exported names make for every descriptor. */
 static inline __attribute__((always_inline)) bool rs_ktimeo_steady_now(
     const struct rs_fd *e)
 {
 	return rs_clock_coarse_ms() - rs_fd_last_activity(e) <=
-	    RS_KTIMEO_SLACK_MS;
+	    RS_KTIMEO_SLACK_MS && !rs_ktimeo_stale(e);
 }
 
 static inline __attribute__((always_inline)) bool rs_ktimeo_steady(

@@ -103,6 +103,7 @@ struct rs_fd {
 	uint64_t ino;			/* the socket's inode, 0 if unknown */
 	socklen_t addrlen;
 	int64_t attempt_deadline_ms;	/* CONNECTING: end of the attempt */
+	int64_t attempt_start_ms;	/* when the current attempt began */
 	int64_t retry_at_ms;		/* BACKOFF: when the next one starts */
 	int64_t deadline_ms;		/* connect_budget and process deadline */
 	struct sockaddr_storage addr;	/* valid up to addrlen */

@@ -24,6 +24,7 @@
 #include "policy_source.h"
 #include "policy_yaml.h"
 #include "startenv.h"
+#include "learn.h"
 #include "stats.h"
 
 #define EX_CONFIG 78
@@ -123,8 +124,10 @@ static void init_locked(void)
 			_exit(EX_CONFIG);
 		}
 		runtime.active = runtime.policy != NULL;
-		if (runtime.active)
+		if (runtime.active) {
 			rs_stats_init(runtime.policy);
+			rs_learn_init(runtime.policy);
+		}
 	}
 	errno = save;
 }
