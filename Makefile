@@ -216,7 +216,8 @@ BENCH_BIN := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 $(B)/bench/%: bench/%.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(CC) -D_GNU_SOURCE -O2 -g -Wall -Wextra $(WERROR) -o $@ $< -lpthread
+	$(Q)$(CC) -D_GNU_SOURCE -O2 -g -Wall -Wextra $(WERROR) -o $@ $< -lpthread \
+		$(if $(findstring tls_,$*),-lssl -lcrypto)
 
 bench: all $(BENCH_BIN) $(B)/itests/peer ## benchmarks: figures with and without the library, as ratios
 	$(Q)scripts/deps.sh bench || echo "bench: some rows will be skipped"

@@ -34,8 +34,11 @@ mkdir -p "$B/bench"
 for c in bench/*.c; do
 	p=$(basename "$c" .c)
 	[ -n "$(find "$B/bench/$p" -newer "$c" 2>/dev/null)" ] && continue
+	libs=-lpthread
+	case $p in tls_*) libs="$libs -lssl -lcrypto" ;; esac
+	# shellcheck disable=SC2086
 	$CC -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -o "$B/bench/$p" "$c" \
-		-lpthread || exit 2
+		$libs || exit 2
 done
 tmp=$(mktemp -d /tmp/rs-bench-XXXXXX)
 # shellcheck source=bench/services.sh
@@ -56,6 +59,11 @@ cp policy/default.yaml "$tmp/default.yaml"
 # The built-in settings with a circuit breaker (SPEC 12): a healthy
 # connect asks it and finds no breaker for its address.
 printf 'version: 1\ndefaults:\n  breaker: {failures: 5}\n' >"$tmp/breaker.yaml"
+# TLS: the loopback peer unmanaged (passthrough), and a bench certificate.
+printf 'version: 1\nhosts:\n  - match: 127.0.0.1\n    passthrough: true\n' \
+	>"$tmp/unmanaged.yaml"
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tmp/tls.key" \
+	-out "$tmp/tls.pem" -days 1 -subj /CN=localhost >/dev/null 2>&1
 
 pin=""
 if command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -gt 1 ]; then
@@ -84,6 +92,7 @@ b_pipe() { b_prog fdio pipe "$1"; }
 b_epoll() { b_prog epoll_idle "$1" 10000; }
 b_connect() { b_prog connects "$1"; }
 b_bulk() { b_prog bulk "$1"; }
+b_tls() { b_prog tls_pingpong "$tmp/tls.pem" "$tmp/tls.key" "$1"; }
 # Requests per second over GET and SET together (time-weighted).
 b_redis() {
 	$PRE $PIN redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" -c 8 -n "$1" \
@@ -274,6 +283,12 @@ row epoll_10k_idle_r30s r30s "$REPS" b_epoll 30000 1000 3000 1
 row connect_close default "$REPS" b_connect 10000 1000 3000 1
 row connect_close_breaker breaker "$REPS" b_connect 10000 1000 3000 1
 row bulk_512MiB rw5s 3 b_bulk 512
+if [ -s "$tmp/tls.pem" ]; then
+	row tls_pingpong_unmanaged unmanaged "$REPS" b_tls 20000 1000 3000 1
+	row tls_pingpong_default default "$REPS" b_tls 20000 1000 3000 1
+else
+	echo "SKIPPED tls rows: the openssl CLI missing" >>"$tmp/detail"
+fi
 if command -v redis-benchmark >/dev/null 2>&1 && start_redis "$pin" &&
     [ -n "$REDIS_PORT" ]; then
 	row redis_default default "$PAIRS" b_redis 10000 5000 15000 2
@@ -299,6 +314,8 @@ BEGIN {
 	u["epoll_10k_idle_r30s"] = "ns/rt"; u["connect_close"] = "us/conn"
 	u["bulk_512MiB"] = "MB/s"; u["redis_default"] = "req/s"
 	u["redis_rw5s"] = "req/s"; u["pgbench_c8_rw5s"] = "tps"
+	u["tls_pingpong_unmanaged"] = "ns/rt"; u["tls_pingpong_default"] = "ns/rt"
+	t["tls_pingpong_unmanaged"] = "<= 1.01"; t["tls_pingpong_default"] = "<= 1.01"
 	t["rr_2ms_rw5s"] = "calls = bare"; t["pingpong_rw5s"] = "<= 1.01"
 	t["pingpong_default"] = "+<= 20 ns/call"
 	t["pipe_unmanaged"] = "+<= 20 ns/call"

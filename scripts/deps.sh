@@ -22,8 +22,11 @@ netcat-openbsd curl wget nodejs openjdk-17-jdk-headless mandoc clang libclang-rt
 gcovr node-llhttp php-cli procps util-linux
 postgresql postgresql-contrib redis-server redis-tools mariadb-server mariadb-client
 libpython3.11-testsuite"
-# Real programs of tests/programs: nginx as a reverse proxy, redis-cli.
-PKGS="$PKGS nginx-light"
+# Real programs of tests/programs: nginx as a reverse proxy (and with TLS
+# and HTTP/2 in front of the https test server), redis-cli; the openssl
+# CLI makes the https tests' throw-away CA, libssl-dev builds the TLS bench,
+# IO::Socket::SSL lets Perl's HTTP::Tiny speak https.
+PKGS="$PKGS nginx-light openssl libssl-dev libio-socket-ssl-perl"
 if [ "${1:-}" = bench ]; then
 	PKGS="$PKGS haproxy"
 fi

@@ -6,8 +6,10 @@
 #
 #   scripts/peer-suite.sh [MODULE...]      (default: PEER_SET, below)
 #
-# Three runs of every module: bare, under the library with the default
-# policy, and under a policy with read and write timeouts set.  Every case
+# Four runs of every module: bare, under the library with the default
+# policy, under a policy with read and write timeouts set, and under one
+# with `http` on every connection (so that the library follows the
+# plaintext of every TLS session too, doc/tls.md).  Every case
 # whose outcome under the library differs from the bare run is printed; the
 # exit status is 1 if any does.  A module run is bounded by PEER_TIMEOUT
 # seconds (90); PEER_PARALLEL=1 runs the three at once.  Results stay in
@@ -60,8 +62,15 @@ defaults:
   write_timeout: ${PEER_RW:-5s}
   retry_budget: {ratio: 1000, min_per_second: 100000, scope: process}
 YAML
+cat >"$out/http.yaml" <<YAML
+version: 1
+defaults:
+  retry_budget: {ratio: 1000, min_per_second: 100000, scope: process}
+  http:
+    retry_on_status: [429, 503]
+YAML
 
-# run MODE: every module in MODE (bare, default or rw) into $out/MODE.txt,
+# run MODE: every module in MODE (bare, default, rw or http) into $out/MODE.txt,
 # each under the time limit; a module cut short is marked "TIMEOUT".
 run() {
 	mode=$1
@@ -73,6 +82,9 @@ run() {
 		    RESOLUTE_LOG_FILE="$out/default.log" ;;
 		rw) set -- env LD_PRELOAD="$RS_LIB" \
 		    RESOLUTE_POLICY="$out/rw.yaml" RESOLUTE_LOG_FILE="$out/rw.log" ;;
+		http) set -- env LD_PRELOAD="$RS_LIB" \
+		    RESOLUTE_POLICY="$out/http.yaml" \
+		    RESOLUTE_LOG_FILE="$out/http.log" ;;
 		esac
 		t0=$(date +%s)
 		# The tests' temporary files go to a directory of their own.
@@ -104,18 +116,19 @@ status=0
 start=$(date +%s)
 if [ "${PEER_PARALLEL:-}" = 1 ]; then
 	# The three runs at once: most of the suite's time is spent waiting.
-	run bare & run default & run rw &
+	run bare & run default & run rw & run http &
 	wait
 else
 	run bare
 	run default
 	run rw
+	run http
 fi
-for mode in bare default rw; do
+for mode in bare default rw http; do
 	outcomes "$out/$mode.txt" >"$out/$mode.res"
 	printf '%-8s %s\n' "$mode:" "$(summary "$out/$mode.res")"
 done
-for mode in default rw; do
+for mode in default rw http; do
 	join -a1 -a2 -e missing -o 0,1.2,2.2 "$out/bare.res" "$out/$mode.res" |
 	    awk '$2 != $3' >"$out/diff.$mode"
 	n=$(wc -l <"$out/diff.$mode")
@@ -126,7 +139,7 @@ done
 # Cases at least two seconds slower under the library (a retried refusal,
 # say): not failures, but worth a look.  One second is noise: the suite's
 # server threads poll with one-second timeouts, bare as well.
-for mode in default rw; do
+for mode in default rw http; do
 	awk -F'\t' -v m="$mode" 'NF == 3 && FILENAME ~ /bare/ { b[$1] = $3; next }
 	    NF == 3 && ($1 in b) && $3 - b[$1] >= 2 {
 		printf "slower under %s: %s %.1fs (bare %.1fs)\n", m, $1, $3, b[$1] }' \

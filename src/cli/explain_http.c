@@ -56,6 +56,11 @@ void rs_cli_explain_http(const struct rs_rule *r, const struct rs_settings *s)
 	line(r, RS_KEY_HTTP_MAX_REPLAY, "http.max_replay", buf);
 	line(r, RS_KEY_HTTP_IDEMPOTENCY_KEY, "http.idempotency_key",
 	    h->idempotency_key == RS_HTTP_KEY_INJECT ? "inject" : "off");
-	printf("  plaintext HTTP/1.0 and 1.1 only: TLS and HTTP/2 connections "
-	    "pass through untouched\n");
+	line(r, RS_KEY_HTTP_ALPN, "http.alpn",
+	    h->alpn == RS_HTTP_ALPN_KEEP ? "keep" : "http/1.1");
+	printf("  HTTP/1.0 and 1.1, in plain text and over TLS through the "
+	    "system's OpenSSL or GnuTLS\n  (curl, wget, python, PHP); out of "
+	    "reach, passed through: HTTP/2 (alpn: keep),\n  memory-BIO TLS "
+	    "(node, asyncio), Java's JSSE, statically linked TLS (Go),\n"
+	    "  BoringSSL and NSS builds (doc/tls.md)\n");
 }

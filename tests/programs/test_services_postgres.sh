@@ -30,8 +30,12 @@ svc_client() {
 . tests/programs/services.sh
 svc_need "postgresql, postgresql-contrib" psql pgbench "${pgbin:-/nonexistent}/postgres"
 
+# The server offers TLS (a throw-away certificate, made below); the cases
+# run in plain text, as before, except the one that asks for TLS.
+export PGSSLMODE=disable
+svc_ssl=""
 svc_start() {
-	svc_exec_as "$pgbin/postgres" -D "$svc_dir/data" -p "$port" \
+	svc_exec_as "$pgbin/postgres" -D "$svc_dir/data" -p "$port" $svc_ssl \
 	    -k "$svc_dir" -c listen_addresses=127.0.0.1 -c fsync=off \
 	    -c synchronous_commit=off -c full_page_writes=off \
 	    >>"$svc_tmp/server.log" 2>&1 &
@@ -54,7 +58,37 @@ if ! svc_as_server "$pgbin/initdb" -D "$svc_dir/data" -U postgres \
 	echo "SKIPPED: initdb failed: $(tail -1 "$svc_tmp/initdb.log")"
 	exit 0
 fi
+if svc_as_server openssl req -x509 -newkey rsa:2048 -nodes -days 1 \
+    -subj /CN=localhost -keyout "$svc_dir/data/server.key" \
+    -out "$svc_dir/data/server.crt" >/dev/null 2>&1; then
+	svc_as_server chmod 600 "$svc_dir/data/server.key"
+	svc_ssl="-c ssl=on"
+fi
 svc_launch postgres
+
+# psql with sslmode=require under a policy with `http` on every connection
+# (so that the library follows its TLS session: libpq's records go through
+# its own BIO): unharmed, over TLS, as bare.
+ssl_query() {
+	timeout -k 2 20 "$@" psql -X -h 127.0.0.1 -p "$port" -U postgres \
+	    -d "dbname=postgres sslmode=require" -Atc \
+	    'select 42, ssl from pg_stat_ssl where pid = pg_backend_pid()' \
+	    >"$svc_tmp/out" 2>&1
+}
+if [ -n "$svc_ssl" ]; then
+	printf 'version: 1\ndefaults:\n  http:\n    retry_on_status: [503]\n' \
+	    >"$svc_tmp/http.yaml"
+	ssl_query env
+	bare=$(cat "$svc_tmp/out")
+	ssl_query env LD_PRELOAD="$RS_LIB" RESOLUTE_POLICY="$svc_tmp/http.yaml"
+	if [ "$bare" = "42|t" ] && [ "$(cat "$svc_tmp/out")" = "42|t" ]; then
+		svc_pass "psql sslmode=require under http on every connection: 42 over TLS, as bare"
+	else
+		svc_fail "psql sslmode=require: bare '$bare', library '$(head -1 "$svc_tmp/out")'"
+	fi
+else
+	svc_skip "psql sslmode=require: no certificate could be made"
+fi
 
 svc_case_restart
 svc_case_drop

@@ -19,6 +19,12 @@
 /* idempotency_key: off | inject (the index is the policy's name). */
 enum rs_http_key_mode { RS_HTTP_KEY_OFF, RS_HTTP_KEY_INJECT };
 
+/*
+ * alpn: http/1.1 | keep (the index is the policy's name): over TLS, an
+ * offer of h2 and http/1.1 becomes http/1.1 alone, or is left alone.
+ */
+enum rs_http_alpn { RS_HTTP_ALPN_H1, RS_HTTP_ALPN_KEEP };
+
 /* The largest max_replay a policy may set. */
 #define RS_HTTP_MAX_REPLAY (16u << 20)
 
@@ -29,6 +35,7 @@ struct rs_http_settings {
 	uint32_t retry_after_cap_ms;	/* RS_OFF: no cap */
 	uint32_t max_replay;		/* bytes of one request, 0 .. 16 MiB */
 	uint32_t idempotency_key;	/* enum rs_http_key_mode */
+	uint32_t alpn;			/* enum rs_http_alpn */
 };
 
 /* Fills *s with the built-in values (off; [429, 503], 3, 30s, 64 KiB). */

@@ -71,19 +71,22 @@ enum rs_key {
 	RS_KEY_AUTO_MAX = 1u << 26,
 	RS_KEY_AUTO_SAMPLES = 1u << 27,
 	RS_KEY_AUTO_HALF_LIFE = 1u << 28,
+	RS_KEY_HTTP_ALPN = 1u << 29,
 };
 
 /*
  * The breaker's keys (SPEC 12), beyond what an enum constant may hold
  * (an int): struct rs_rule.set is 64 bits wide.
  */
-#define RS_KEY_BREAKER (UINT64_C(1) << 29)	/* `breaker:` (a mapping, or off) */
-#define RS_KEY_BREAKER_FAILURES (UINT64_C(1) << 30)
-#define RS_KEY_BREAKER_OPEN_FOR (UINT64_C(1) << 31)
-#define RS_KEY_BREAKER_MAX_OPEN_FOR (UINT64_C(1) << 32)
-#define RS_KEY_BREAKER_PROBES (UINT64_C(1) << 33)
-#define RS_KEY_BREAKER_ON_STATUS (UINT64_C(1) << 34)
-#define RS_KEY_BREAKER_SCOPE (UINT64_C(1) << 35)
+#define RS_KEY_BREAKER (UINT64_C(1) << 30)	/* `breaker:` (a mapping, or off) */
+#define RS_KEY_BREAKER_FAILURES (UINT64_C(1) << 31)
+#define RS_KEY_BREAKER_OPEN_FOR (UINT64_C(1) << 32)
+#define RS_KEY_BREAKER_MAX_OPEN_FOR (UINT64_C(1) << 33)
+#define RS_KEY_BREAKER_PROBES (UINT64_C(1) << 34)
+#define RS_KEY_BREAKER_ON_STATUS (UINT64_C(1) << 35)
+#define RS_KEY_BREAKER_SCOPE (UINT64_C(1) << 36)
+_Static_assert(RS_KEY_BREAKER > (uint64_t)RS_KEY_HTTP_ALPN,
+    "the breaker's key bits come after the enum's last");
 
 /* Bits of struct rs_settings.auto_mask: which timeouts are `auto`. */
 enum rs_auto_bit {

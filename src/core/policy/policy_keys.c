@@ -76,6 +76,7 @@ static const struct rs_keydef auto_rows[] = {
 static const struct rs_keytab auto_keys = TABLE(auto_rows);
 
 static const char *const key_modes[] = { "off", "inject" };
+static const char *const alpn_modes[] = { "http/1.1", "keep" };
 
 /* SPEC 9; the values land in struct rs_http_settings (http_settings.h). */
 static const struct rs_keydef http_rows[] = {
@@ -90,6 +91,8 @@ static const struct rs_keydef http_rows[] = {
 	    0, RS_HTTP_MAX_REPLAY),
 	NAMES("idempotency_key", RS_KIND_NAME, RS_KEY_HTTP_IDEMPOTENCY_KEY,
 	    http.idempotency_key, key_modes, "off or inject"),
+	NAMES("alpn", RS_KIND_NAME, RS_KEY_HTTP_ALPN, http.alpn, alpn_modes,
+	    "http/1.1 or keep"),
 };
 static const struct rs_keytab http_keys = TABLE(http_rows);
 

@@ -30,6 +30,7 @@
 #include "runtime.h"
 #include "stats.h"
 #include "tdeadline.h"
+#include "tlsprobe.h"
 
 struct rs_httpconn **rs_httpconn_table;
 static int highest_fd = -1;
@@ -120,6 +121,12 @@ RS_HOT void rs_httpconn_connecting(int fd, const struct rs_fd *e)
 {
 	struct rs_httpconn *c;
 
+	if (e && (e->settings->http.enabled || e->settings->deadline_header[0])) {
+		/* Its TLS session, if any, may need following (tls/). */
+		if (!(rs_runtime_rare_get() & RS_RARE_HTTPRULE))
+			rs_runtime_rare_set(RS_RARE_HTTPRULE);
+		rs_tls_connect_fd = fd;
+	}
 	if (!e || !e->settings->deadline_header[0] || rs_httpconn_get(fd))
 		return;
 	if ((c = claim(fd)))
@@ -270,6 +277,20 @@ bool rs_httpconn_lost(struct rs_httpconn *c)
 	return c->h.pass;
 }
 
+void rs_httpconn_wrote(struct rs_httpconn *c, int fd, const void *p, size_t n)
+{
+	struct iovec v = { (void *)p, n };
+	enum rs_http_event ev;
+	int save = errno;
+
+	if (n == 0 || !rs_httpconn_try(c))
+		return;
+	if (!rs_httpconn_lost(c))
+		rs_httpconn_feed(c, fd, RS_HTTP_RES, &v, 1, n, false, &ev);
+	rs_httpconn_put(c);
+	errno = save;
+}
+
 void rs_httpconn_read(struct rs_httpconn *c, int fd, const struct iovec *iov,
     int cnt, ssize_t r)
 {
@@ -290,9 +311,35 @@ void rs_httpconn_read(struct rs_httpconn *c, int fd, const struct iovec *iov,
 	errno = save;
 }
 
+/*
+ * A send into the TLS session of the call under way (tlsprobe.h), buffer
+ * by buffer, stopping at one that does not go whole.
+ */
+static ssize_t sink_send(const struct msghdr *msg)
+{
+	const struct rs_tls_sink *k = rs_tls_sink_now;
+	ssize_t total = 0, r;
+
+	for (size_t i = 0; i < msg->msg_iovlen; i++) {
+		const struct iovec *v = &msg->msg_iov[i];
+
+		if (v->iov_len == 0)
+			continue;
+		r = k->send(k->ctx, v->iov_base, v->iov_len);
+		if (r < 0)
+			return total > 0 ? total : r;
+		total += r;
+		if ((size_t)r < v->iov_len)
+			break;
+	}
+	return total;
+}
+
 ssize_t rs_httpconn_raw_send(struct rs_fd *e, int fd, const struct msghdr *msg,
     int flags)
 {
+	if (__builtin_expect(rs_tls_sink_now != NULL, 0))
+		return sink_send(msg);
 	if (e)
 		return rs_hio_sendmsg(e, fd, msg, flags);
 	return RS_NEG_ERRNO(rs_real_sendmsg(fd, msg, flags));

@@ -76,6 +76,13 @@ bool rs_httpconn_try(struct rs_httpconn *c);
 void rs_httpconn_put(struct rs_httpconn *c);
 
 /*
+ * The program wrote p[0..n) of a response on inbound fd through its TLS
+ * session: feeds the tracker, so that the end of the response ends the
+ * thread's deadline.  errno is preserved.
+ */
+void rs_httpconn_wrote(struct rs_httpconn *c, int fd, const void *p, size_t n);
+
+/*
  * The program read r bytes (0: end of file) into iov on tracked fd:
  * feeds them to the tracker, and on an inbound request head takes or ends
  * the calling thread's deadline.  errno is preserved.

@@ -15,11 +15,21 @@
 #include "guard.h"
 #include "httpconn.h"
 #include "httpout.h"
+#include "tlsprobe.h"
 
-/* The tracked connection of fd, when the library should act, or NULL. */
+/*
+ * The tracked connection of fd, when the library should act, or NULL:
+ * not for the records of a TLS call under way on it, or of one whose
+ * socket is being learnt (which learns fd then: tlsprobe.h).
+ */
 static inline struct rs_httpconn *rs_hook_http(int fd)
 {
-	return rs_guard_active() ? NULL : rs_httpconn_get(fd);
+	struct rs_httpconn *c = rs_guard_active() ? NULL : rs_httpconn_get(fd);
+
+	if (c == NULL || __builtin_expect(rs_tls_probed(fd) ||
+	    rs_tls_plain_fd == fd, 0))
+		return NULL;
+	return c;
 }
 
 /*

@@ -13,6 +13,7 @@
 #include "holdcount.h"
 #include "httpretry.h"
 #include "httpwait.h"
+#include "tlsprobe.h"
 #include "io_block.h"
 
 /* The waits' hook (rs_hio_on_change), set once, atomically. */
@@ -81,7 +82,7 @@ static struct rs_hconn *before_read(struct rs_fd **e, int fd, int flags,
 	struct rs_hconn *h;
 
 	*err = rs_hio_take_error(*e);
-	if (*err != 0 || !rs_hio_wanted(*e) ||
+	if (*err != 0 || !rs_hio_wanted(*e) || rs_tls_probed(fd) ||
 	    (h = rs_hconn_enter(*e)) == NULL)
 		return NULL;
 	*err = settle(h, *e, fd, flags);
@@ -251,7 +252,8 @@ ssize_t rs_hio_send(struct rs_fd *e, int fd, const void *buf, size_t n,
 
 	if (err != 0)
 		return err;
-	if (!rs_hio_wanted(e) || (h = rs_hconn_enter(e)) == NULL)
+	if (!rs_hio_wanted(e) || rs_tls_probed(fd) ||
+	    (h = rs_hconn_enter(e)) == NULL)
 		return rs_io_send(e, fd, buf, n, flags);
 	enum rs_hr_phase before = h->m.phase;
 
@@ -268,7 +270,8 @@ ssize_t rs_hio_write(struct rs_fd *e, int fd, const void *buf, size_t n)
 
 	if (err != 0)
 		return err;
-	if (!rs_hio_wanted(e) || (h = rs_hconn_enter(e)) == NULL)
+	if (!rs_hio_wanted(e) || rs_tls_probed(fd) ||
+	    (h = rs_hconn_enter(e)) == NULL)
 		return rs_io_write(e, fd, buf, n);
 	enum rs_hr_phase before = h->m.phase;
 
@@ -319,7 +322,8 @@ ssize_t rs_hio_writev(struct rs_fd *e, int fd, const struct iovec *iov,
 
 	if (err != 0)
 		return err;
-	if (!rs_hio_wanted(e) || (h = rs_hconn_enter(e)) == NULL)
+	if (!rs_hio_wanted(e) || rs_tls_probed(fd) ||
+	    (h = rs_hconn_enter(e)) == NULL)
 		return rs_io_writev(e, fd, iov, cnt);
 	enum rs_hr_phase before = h->m.phase;
 
@@ -343,7 +347,8 @@ ssize_t rs_hio_sendmsg(struct rs_fd *e, int fd, const struct msghdr *msg,
 
 	if (err != 0)
 		return err;
-	if (!rs_hio_wanted(e) || (h = rs_hconn_enter(e)) == NULL)
+	if (!rs_hio_wanted(e) || rs_tls_probed(fd) ||
+	    (h = rs_hconn_enter(e)) == NULL)
 		return rs_io_sendmsg(e, fd, msg, flags);
 	enum rs_hr_phase before = h->m.phase;
 

@@ -24,6 +24,7 @@
 #include "clock.h"
 #include "connect.h"
 #include "dest.h"
+#include "httplog.h"
 #include "io.h"
 #include "io_block.h"
 #include "io_timeout.h"
@@ -56,6 +57,32 @@ int rs_hconn_wait(const struct rs_fd *e, const struct rs_hconn *h, int fd,
 		if (r < 0 && (own != RS_NEVER || !rs_signals_restart()))
 			return -EINTR;
 	}
+}
+
+/*
+ * The engine's own sends and reads, each of the socket or of the
+ * connection's transport (h->tx), with libc's convention.
+ */
+static ssize_t raw_send(struct rs_hconn *h, int fd, const char *p, size_t n)
+{
+	if (h->tx != NULL)
+		return h->tx->send(h, fd, p, n);
+	return rs_real_send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+static ssize_t raw_recv(struct rs_hconn *h, int fd)
+{
+	if (h->tx != NULL)
+		return h->tx->recv(h, fd, h->buf, sizeof(h->buf));
+	return rs_real_recv(fd, h->buf, sizeof(h->buf), MSG_DONTWAIT);
+}
+
+static ssize_t raw_peek(struct rs_hconn *h, int fd, bool block)
+{
+	if (h->tx != NULL)
+		return h->tx->peek(h, fd, h->buf, sizeof(h->buf), block);
+	return rs_real_recv(fd, h->buf, sizeof(h->buf),
+	    MSG_PEEK | (block ? 0 : MSG_DONTWAIT));
 }
 
 /*
@@ -99,8 +126,7 @@ static int flush_out(struct rs_fd *e, struct rs_hconn *h, int fd,
 	int r;
 
 	while (h->out_left > 0) {
-		k = rs_real_send(fd, h->out, h->out_left,
-		    MSG_NOSIGNAL | MSG_DONTWAIT);
+		k = raw_send(h, fd, h->out, h->out_left);
 		if (k > 0) {
 			h->out += k;
 			h->out_left -= (size_t)k;
@@ -148,67 +174,16 @@ static int wait_more(const struct rs_fd *e, const struct rs_hconn *h, int fd,
 	int old = 1, want = (int)have + 1, r;
 	socklen_t len = sizeof(old);
 
+	/* A transport's peek looks further by itself; the kernel's queue
+	   then holds records, not the bytes counted in `have`. */
+	if (h->tx != NULL)
+		return h->tx->ready(h) ? 1 :
+		    rs_hconn_wait(e, h, fd, POLLIN, until, own);
 	rs_real_getsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &old, &len);
 	rs_real_setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &want, sizeof(want));
 	r = rs_hconn_wait(e, h, fd, POLLIN, until, own);
 	rs_real_setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &old, sizeof(old));
 	return r;
-}
-
-/* Formats "host:port" (or the address) for log lines, into dest. */
-static void describe(const struct rs_fd *e, struct rs_dest *d, char *dest,
-    size_t dlen)
-{
-	const char *port;
-
-	rs_dest_format(e, d);
-	port = strrchr(d->addr, ':');
-	if (e->host[0] != '\0' && port != NULL)
-		snprintf(dest, dlen, "%s%s", e->host, port);
-	else
-		snprintf(dest, dlen, "%s", d->addr);
-}
-
-/* Copies s for a JSON string: quotes, backslashes and controls become '?'. */
-static void json_safe(char *out, size_t cap, const char *s)
-{
-	size_t i;
-
-	for (i = 0; s[i] != '\0' && i + 1 < cap; i++)
-		out[i] = (s[i] == '"' || s[i] == '\\' ||
-		    (unsigned char)s[i] < 0x20) ? '?' : s[i];
-	out[i] = '\0';
-}
-
-static void log_http(const struct rs_fd *e, const struct rs_hconn *h,
-    enum rs_log_level level, int64_t wait_ms, const char *outcome)
-{
-	const struct rs_http_response *res = &h->m.t.res;
-	const char *method = rs_http_method_name(h->m.t.req.method);
-	char dest[RS_HOST_MAX + 16], target[RS_HTTP_TARGET_MAX], extra[512];
-	char after[RS_HTTP_VALUE_MAX];
-	struct rs_dest d;
-	struct rs_log_fields f;
-
-	if (!rs_log_enabled(level))
-		return;
-	describe(e, &d, dest, sizeof(dest));
-	f = rs_dest_log_fields(e, &d, wait_ms >= 0 ? "http_retry" :
-	    "http_give_up");
-	f.attempt = (int)h->m.attempt;
-	f.attempts = (int)h->m.s->attempts;
-	f.wait_ms = wait_ms;
-	f.json_extra = extra;
-	json_safe(target, sizeof(target), h->m.t.req.target);
-	json_safe(after, sizeof(after), res->retry_after);
-	snprintf(extra, sizeof(extra), "\"status\":%u,\"method\":\"%s\","
-	    "\"target\":\"%s\",\"retry_after\":%s%s%s", res->status, method,
-	    target, res->has_retry_after ? "\"" : "null",
-	    res->has_retry_after ? after : "",
-	    res->has_retry_after ? "\"" : "");
-	rs_log(level, &f, "http %u from %s %s %s attempt %u/%u; %s",
-	    res->status, dest, method, h->m.t.req.target, h->m.attempt,
-	    h->m.s->attempts, outcome);
 }
 
 /* The response is handed over although its status is retried: why. */
@@ -219,7 +194,7 @@ static void gave_up(const struct rs_fd *e, struct rs_hconn *h,
 
 	snprintf(outcome, sizeof(outcome), "giving up (%s)", why);
 	rs_stats_add(e->rule, RS_STAT_HTTP_GIVE_UPS);
-	log_http(e, h, RS_LOG_WARN, -1, outcome);
+	rs_hconn_log(e, h, RS_LOG_WARN, -1, outcome);
 }
 
 static const char *judge_why(const struct rs_hconn *h)
@@ -254,6 +229,14 @@ int64_t rs_hconn_allow(struct rs_fd *e, struct rs_hconn *h)
 		    rs_rng_uniform(), h->prev_wait_ms);
 		h->prev_wait_ms = (uint32_t)wait;
 	}
+	/* A response that closes the connection, on a transport that cannot
+	   make its session anew: handed over now, not after the wait. */
+	if (h->tx != NULL && !h->tx->renews(h) &&
+	    (!h->m.t.res.keep_alive || h->m.t.res.until_close)) {
+		rs_hr_give_up(&h->m);
+		gave_up(e, h, "a new TLS session cannot be made");
+		return -1;
+	}
 	if (rs_clock_after(now, wait) >= rs_io_process_deadline()) {
 		rs_hr_give_up(&h->m);
 		gave_up(e, h, "deadline");
@@ -270,7 +253,7 @@ int64_t rs_hconn_allow(struct rs_fd *e, struct rs_hconn *h)
 	char outcome[96];
 	snprintf(outcome, sizeof(outcome), "retrying in %lld ms (%s)",
 	    (long long)wait, header ? "Retry-After" : "backoff");
-	log_http(e, h, RS_LOG_WARN, wait, outcome);
+	rs_hconn_log(e, h, RS_LOG_WARN, wait, outcome);
 	return wait;
 }
 
@@ -329,13 +312,14 @@ static int drain(struct rs_fd *e, struct rs_hconn *h, int fd)
 	int r;
 
 	while (h->m.phase == RS_HR_DRAIN) {
-		n = rs_real_recv(fd, h->buf, sizeof(h->buf), MSG_DONTWAIT);
+		n = raw_recv(h, fd);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n > 0)
 			rs_fd_touch(e, rs_clock_now_ms());
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			r = rs_hconn_wait(e, h, fd, POLLIN, read_until(e),
+			r = h->tx != NULL && h->tx->ready(h) ? 1 :
+			    rs_hconn_wait(e, h, fd, POLLIN, read_until(e),
 			    h->own_until);
 			if (r < 0)
 				return r;
@@ -349,10 +333,13 @@ static int drain(struct rs_fd *e, struct rs_hconn *h, int fd)
 }
 
 /* What a resend's failure ends the program's read with: a descriptor
-   closed meanwhile says so, anything else is a lost connection. */
+   closed meanwhile says so, and a transport's session that could not be
+   made anew (-EPROTO) or that handed the response over (-ECANCELED);
+   anything else is a lost connection. */
 static int resend_failed(int r)
 {
-	return r == -EBADF ? r : -ECONNRESET;
+	return r == -EBADF || r == -EPROTO || r == -ECANCELED ? r :
+	    -ECONNRESET;
 }
 
 /* WAIT: reconnects if needed, sends the request again. */
@@ -370,6 +357,12 @@ static int resend(struct rs_fd *e, struct rs_hconn *h, int fd)
 			return r;
 		}
 		e = rs_fd_get(fd);
+		/* A new TCP connection needs the session anew too. */
+		if (h->tx != NULL && e != NULL &&
+		    (r = h->tx->renew(h, e, fd)) < 0) {
+			rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
+			return r;
+		}
 	}
 	p = rs_hr_resend(&h->m, &len);
 	if (p == NULL)
@@ -440,8 +433,7 @@ static int judge(struct rs_fd *e, struct rs_hconn *h, int fd, bool may_fail,
 	int64_t until = read_until(e);
 	/* A blocking socket with no time limit blocks in the peek itself. */
 	bool block = !dontwait && !e->nonblocking && until == RS_NEVER;
-	ssize_t n = rs_real_recv(fd, h->buf, sizeof(h->buf),
-	    MSG_PEEK | (block ? 0 : MSG_DONTWAIT));
+	ssize_t n = raw_peek(h, fd, block);
 	enum rs_hr_verdict v;
 
 	if (n < 0 && errno == EINTR)
@@ -592,7 +584,10 @@ ssize_t rs_hconn_write(struct rs_hconn *h, struct rs_fd *e, int fd,
 		if (h->out_left > 0)
 			return held > 0 ? (ssize_t)held : -EAGAIN;
 	}
-	k = rs_io_send(e, fd, p + held, n - held, flags);
+	if (h->tx == NULL)
+		k = rs_io_send(e, fd, p + held, n - held, flags);
+	else if ((k = h->tx->send(h, fd, p + held, n - held)) < 0)
+		k = -errno;
 	if (k < 0)
 		return held > 0 ? (ssize_t)held : k;
 	rs_hr_sent(&h->m, p + held, (size_t)k);

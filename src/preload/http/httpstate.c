@@ -94,12 +94,12 @@ static struct rs_hconn *take(struct rs_fd *e, struct rs_hconn *fresh,
 
 struct rs_hconn *rs_hconn_enter(struct rs_fd *e)
 {
-	struct rs_hconn *fresh = NULL;
+	struct rs_hconn *fresh = NULL, *h;
 	bool busy = false;
 
 	if (e->http_off)
 		return NULL;
-	if (__atomic_load_n(&e->http, __ATOMIC_ACQUIRE) == NULL) {
+	if ((h = __atomic_load_n(&e->http, __ATOMIC_ACQUIRE)) == NULL) {
 		if (!e->settings->http.enabled)
 			return NULL;
 		fresh = make_state(e);
@@ -107,9 +107,56 @@ struct rs_hconn *rs_hconn_enter(struct rs_fd *e)
 			e->http_off = true;
 			return NULL;
 		}
+	} else if (h->tx != NULL) {
+		/* The socket carries another layer's bytes (TLS records). */
+		return NULL;
 	}
 	/* Another thread inside: this call passes it by. */
 	return take(e, fresh, true, &busy);
+}
+
+/*
+ * A state the socket's own bytes made before the transport took the
+ * connection (the first records of a handshake the library did not see
+ * begin, or the plaintext CONNECT of a tunnel): started afresh for tx.
+ * Under e's lock, with no thread inside.
+ */
+static void adopt(struct rs_fd *e, struct rs_hconn *h,
+    const struct rs_htx *tx, void *ctx)
+{
+	rs_hr_free(&h->m);
+	rs_hr_init(&h->m, &e->settings->http, NULL);
+	h->tx = tx;
+	h->tx_ctx = ctx;
+	h->out_left = 0;
+}
+
+struct rs_hconn *rs_hconn_enter_tx(struct rs_fd *e, const struct rs_htx *tx,
+    void *ctx)
+{
+	struct rs_hconn *fresh = NULL, *h;
+	bool busy = false;
+
+	if (e->http_off || !e->settings->http.enabled)
+		return NULL;
+	if (__atomic_load_n(&e->http, __ATOMIC_ACQUIRE) == NULL) {
+		if ((fresh = make_state(e)) == NULL)
+			return NULL;
+		fresh->tx = tx;
+		fresh->tx_ctx = ctx;
+	}
+	rs_fd_lock(e);
+	h = e->http;
+	if (h != NULL && h->tx == NULL &&
+	    __atomic_load_n(&h->busy, __ATOMIC_ACQUIRE) == HCONN_IDLE)
+		adopt(e, h, tx, ctx);
+	rs_fd_unlock(e);
+	h = take(e, fresh, false, &busy);
+	if (h != NULL && (h->tx != tx || h->tx_ctx != ctx)) {
+		rs_hconn_leave(e, h);
+		return NULL;
+	}
+	return h;
 }
 
 struct rs_hconn *rs_hconn_enter_wait(struct rs_fd *e, bool *busy)

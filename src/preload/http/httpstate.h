@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "fdtable.h"
 #include "http_retry.h"
@@ -22,8 +23,36 @@
 /* How much of a response head the engine can look at (bigger: shown). */
 #define RS_HCONN_PEEK 16384
 
+struct rs_hconn;
+
+/*
+ * Where the engine's own reads and writes of a connection go when they
+ * are not the socket's: the plaintext of the program's TLS session
+ * (tls/tlstx.h), which the http/ layer knows only as this table.  Each call follows libc's convention (-1 and errno,
+ * EAGAIN when it would block, 0 at the end of the stream); none blocks
+ * unless block is given.  One engine, two byte sources: the HTTP logic
+ * never knows which it is fed from.
+ */
+struct rs_htx {
+	/* The response so far, from its first byte not yet read (MSG_PEEK). */
+	ssize_t (*peek)(struct rs_hconn *h, int fd, char *buf, size_t cap,
+	    bool block);
+	/* Consumes up to cap bytes of it (a drain). */
+	ssize_t (*recv)(struct rs_hconn *h, int fd, char *buf, size_t cap);
+	/* Sends p[0..n) or part of it. */
+	ssize_t (*send)(struct rs_hconn *h, int fd, const char *p, size_t n);
+	/* Whether bytes wait that a poll of fd would not report. */
+	bool (*ready)(const struct rs_hconn *h);
+	/* After a reconnect on fd: the session anew (-errno on failure). */
+	int (*renew)(struct rs_hconn *h, struct rs_fd *e, int fd);
+	/* Whether renew can ever succeed (false: never reconnect). */
+	bool (*renews)(const struct rs_hconn *h);
+};
+
 struct rs_hconn {
 	struct rs_hr m;
+	const struct rs_htx *tx;	/* NULL: the socket's own bytes */
+	void *tx_ctx;			/* the transport's, for this one */
 	uint32_t prev_wait_ms;		/* decorrelated jitter */
 	int busy;			/* HCONN_IDLE, _HELD, _DROPPED (atomic) */
 	uint32_t fd_gen;		/* the entry's generation when entered */
@@ -50,6 +79,16 @@ struct rs_hconn {
  * rs_hconn_leave().
  */
 struct rs_hconn *rs_hconn_enter(struct rs_fd *e);
+
+/*
+ * Enters the engine for e as a connection fed by transport tx (ctx: its
+ * own state): as rs_hconn_enter(), but the state is made (or one that the
+ * socket's bytes had made is started afresh) with tx, and only a state of
+ * that transport and ctx is returned.  The socket's own calls on such a
+ * connection go the plain way (rs_hconn_enter() returns NULL for them).
+ */
+struct rs_hconn *rs_hconn_enter_tx(struct rs_fd *e, const struct rs_htx *tx,
+    void *ctx);
 void rs_hconn_leave(struct rs_fd *e, struct rs_hconn *h);
 
 /*

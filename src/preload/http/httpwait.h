@@ -45,7 +45,7 @@ static inline bool rs_hwait_wanted(const struct rs_fd *e)
 {
 	const struct rs_hconn *h = e->http;
 
-	return h != NULL && e->nonblocking && !e->http_off &&
+	return h != NULL && e->nonblocking && !e->http_off && h->tx == NULL &&
 	    (h->m.phase == RS_HR_AWAIT || h->m.phase == RS_HR_DRAIN ||
 		h->m.phase == RS_HR_WAIT);
 }

@@ -47,6 +47,8 @@ enum {
 	RS_RARE_DEADLINE = 1,		/* RESOLUTE_DEADLINE */
 	RS_RARE_TDEADLINE = 2,		/* a thread took a request's deadline */
 	RS_RARE_HTTPCONN = 4,		/* a descriptor is HTTP-tracked */
+	RS_RARE_HTTPRULE = 8,		/* a connect of an `http` rule: TLS
+					   sessions may need following */
 };
 
 extern unsigned rs_runtime_rare __attribute__((visibility("hidden")));

@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tlsio.c - the program's SSL_read and SSL_write through the HTTP retry
+ * engine (tlsio.h).  The engine is the plaintext one (httpretry.c), fed
+ * by the session's transport (tlstx.h); this file only enters it, serves
+ * reads from what it read ahead, and says what OpenSSL would say.
+ */
+#include "tlsio.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "alpn.h"
+#include "clock.h"
+#include "fdtable.h"
+#include "guard.h"
+#include "holdcount.h"
+#include "httpconn.h"
+#include "httpout.h"
+#include "io.h"
+#include "io_block.h"
+#include "runtime.h"
+#include "sslreal.h"
+#include "tlsmap.h"
+#include "tlsprobe.h"
+#include "tlstx.h"
+#include "ossl.h"
+
+
+bool rs_tls_wanted(void)
+{
+	return (rs_runtime_rare_get() & RS_RARE_HTTPRULE) &&
+	    !rs_guard_active();
+}
+
+/*
+ * Calls fn(ssl) for a session not mapped yet, learning its socket from
+ * the records the call moves (tlsprobe.h), and maps it when that socket
+ * is of an HTTP rule.
+ */
+static int probed(void *ssl, int (*fn)(void *, void *, int), void *buf,
+    int n)
+{
+	int r, fd;
+
+	rs_tls_probe_fd = -1;
+	r = fn(ssl, buf, n);
+	fd = rs_tls_probe_fd;
+	rs_tls_probe_fd = -2;
+	if (fd >= 0)
+		rs_tls_bind(ssl, fd, &rs_tls_openssl);
+	return r;
+}
+
+struct rs_hconn *rs_tls_enter(struct rs_tls *t, struct rs_fd **e)
+{
+	t->err = -1;
+	t->real_failed = false;
+	*e = rs_fd_get(t->fd);
+	return *e != NULL ? rs_hconn_enter_tx(*e, &rs_tls_tx, t) : NULL;
+}
+
+/*
+ * The library's own failure r (-errno) as the program's result: OpenSSL's
+ * own when it came from OpenSSL, else SSL_get_error() will say
+ * WANT_READ (WANT_WRITE for a write) for -EAGAIN, SSL_ERROR_SSL for a
+ * TLS failure, SSL_ERROR_SYSCALL with errno for the rest.
+ */
+static int failed(struct rs_tls *t, int r, bool out)
+{
+	if (t->real_failed && r != -ETIMEDOUT)
+		return t->real_ret;
+	t->err = r == -EAGAIN ? (out ? RS_SSL_ERROR_WANT_WRITE :
+	    RS_SSL_ERROR_WANT_READ) : r == -EPROTO ? RS_SSL_ERROR_SSL :
+	    RS_SSL_ERROR_SYSCALL;
+	errno = -r;
+	return -1;
+}
+
+int rs_tls_settle(struct rs_tls *t, struct rs_hconn *h, struct rs_fd **e)
+{
+	int r;
+
+	if (h->m.phase != RS_HR_AWAIT)
+		return 0;
+	h->own_until = (*e)->nonblocking ? RS_NEVER :
+	    rs_io_own_timeout(*e, t->fd, false, rs_clock_now_ms());
+	r = rs_hconn_settle(h, *e, t->fd, false);
+	/* The response is handed over as it came: it is in the stash. */
+	if (r == -ECANCELED)
+		r = 0;
+	if (r == 0 && (*e = rs_fd_get(t->fd)) == NULL)
+		r = -ECONNRESET;
+	return r;
+}
+
+size_t rs_tls_from_stash(struct rs_tls *t, void *buf, size_t n, bool peek)
+{
+	size_t k = rs_tls_stashed(t);
+
+	if (k > n)
+		k = n;
+	memcpy(buf, t->stash + t->off, k);
+	if (!peek)
+		t->off += k;
+	return k;
+}
+
+void rs_tls_done(struct rs_fd *e, struct rs_hconn *h, const void *buf,
+    ssize_t r, size_t asked)
+{
+	if (h == NULL)
+		return;
+	if (r > 0)
+		rs_hr_read(&h->m, buf, (size_t)r);
+	else if (r == 0 && asked > 0)
+		rs_hr_read(&h->m, NULL, 0);
+	rs_hconn_leave(e, h);
+}
+
+/* The deadline tracker of t's socket (outbound), or NULL. */
+static struct rs_httpconn *outbound(const struct rs_tls *t)
+{
+	struct rs_httpconn *c = rs_httpconn_get(t->fd);
+
+	return c != NULL && !c->inbound ? c : NULL;
+}
+
+static int read_bound(struct rs_tls *t, void *ssl, void *buf, int n,
+    bool peek);
+
+int rs_tls_read(void *ssl, void *buf, int n, bool peek)
+{
+	struct rs_tls *t = rs_tls_find(ssl);
+	struct rs_httpconn *c;
+	int r;
+
+	if (t == NULL)
+		return probed(ssl, peek ? rs_ssl_SSL_peek() : rs_ssl_SSL_read(),
+		    buf, n);
+	/* The session's records on its socket are not the trackers'. */
+	rs_tls_plain_fd = t->fd;
+	r = read_bound(t, ssl, buf, n, peek);
+	rs_tls_plain_fd = -1;
+	if (r > 0 && !peek && (c = outbound(t)) != NULL) {
+		struct iovec v = { buf, (size_t)r };
+
+		rs_httpconn_read(c, t->fd, &v, 1, r);
+	}
+	return r;
+}
+
+/*
+ * The session's library's own read, with its own result: OpenSSL's
+ * return value when it failed (SSL_get_error asks OpenSSL about it).
+ */
+static int read_real(struct rs_tls *t, void *buf, int n)
+{
+	ssize_t k = t->ops->read(t, buf, (size_t)(n > 0 ? n : 0));
+
+	return k > 0 ? (int)k : t->real_failed ? t->real_ret : 0;
+}
+
+static int read_bound(struct rs_tls *t, void *ssl, void *buf, int n,
+    bool peek)
+{
+	int (*fn)(void *, void *, int) = peek ? rs_ssl_SSL_peek() :
+	    rs_ssl_SSL_read();
+	struct rs_fd *e;
+	struct rs_hconn *h;
+	int r;
+
+	h = rs_tls_enter(t, &e);
+	/* A peek, too, sees only a response the program may see. */
+	if (h != NULL && (r = rs_tls_settle(t, h, &e)) < 0) {
+		rs_hconn_leave(e, h);
+		return failed(t, r, false);
+	}
+	r = n > 0 ? (int)rs_tls_from_stash(t, buf, (size_t)n, peek) : 0;
+	if (r == 0 && t->eof)
+		t->err = RS_SSL_ERROR_ZERO_RETURN;
+	else if (r == 0 && peek)
+		r = fn(ssl, buf, n);
+	else if (r == 0)
+		r = read_real(t, buf, n);
+	if (peek && h != NULL)
+		rs_hconn_leave(e, h);
+	else
+		rs_tls_done(e, h, buf, r, (size_t)(n > 0 ? n : 0));
+	return r;
+}
+
+/*
+ * Sends p[0..n) of the program's on session t: through the retry engine
+ * when its rule has `http`, else OpenSSL's own.  Returns the bytes taken
+ * or -errno (t notes OpenSSL's own failure).
+ */
+static ssize_t write_bound(void *ctx, const void *p, size_t n)
+{
+	struct rs_tls *t = ctx;
+	struct rs_fd *e;
+	struct rs_hconn *h = rs_tls_enter(t, &e);
+	ssize_t r;
+
+	if (h != NULL) {
+		r = rs_hconn_write(h, e, t->fd, p, n, 0);
+		rs_hconn_leave(e, h);
+		return r;
+	}
+	r = t->ops->write(t, p, n);
+	return r < 0 ? -errno : r;
+}
+
+int rs_tls_write(void *ssl, const void *buf, int n)
+{
+	struct rs_tls *t = rs_tls_find(ssl);
+	struct rs_tls_sink sink = { write_bound, t };
+	struct rs_httpconn *c;
+	ssize_t r;
+
+	if (t == NULL)
+		return probed(ssl, (int (*)(void *, void *, int))
+		    rs_ssl_SSL_write(), (void *)buf, n);
+	if (n <= 0)
+		return rs_ssl_SSL_write()(ssl, buf, n);
+	t->err = -1;
+	t->real_failed = false;
+	rs_tls_plain_fd = t->fd;
+	if ((c = outbound(t)) != NULL) {
+		/* The deadline tracker edits the head on its way in. */
+		struct iovec v = { (void *)buf, (size_t)n };
+		struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
+
+		rs_tls_sink_now = &sink;
+		r = rs_httpconn_send(c, NULL, t->fd, &m, 0);
+		rs_tls_sink_now = NULL;
+		/*
+		 * A head it still holds goes into the session with the
+		 * program's next write, never by the release of held heads
+		 * (httphold.h) at a close, a wait or the exit: that would
+		 * put plaintext on the socket, between TLS records.
+		 */
+		rs_holdcount_note(&c->holder, false, t->fd);
+	} else {
+		r = write_bound(t, buf, (size_t)n);
+	}
+	rs_tls_plain_fd = -1;
+	return r < 0 ? failed(t, (int)r, true) : (int)r;
+}
+
+int rs_tls_handshake(void *ssl, int (*fn)(void *))
+{
+	struct rs_tls *t = rs_tls_find(ssl);
+	int r, fd;
+
+	rs_alpn_before(ssl, t != NULL ? t->fd : rs_tls_connect_fd);
+	if (t != NULL) {
+		rs_tls_plain_fd = t->fd;
+		r = fn(ssl);
+		rs_tls_plain_fd = -1;
+	} else {
+		rs_tls_probe_fd = -1;
+		r = fn(ssl);
+		fd = rs_tls_probe_fd;
+		rs_tls_probe_fd = -2;
+		if (fd >= 0)
+			rs_tls_bind(ssl, fd, &rs_tls_openssl);
+	}
+	if (r == 1)
+		rs_alpn_after(ssl);
+	return r;
+}
+
+int rs_tls_error(const void *ssl, int ret)
+{
+	const struct rs_tls *t = rs_tls_find(ssl);
+
+	if (t != NULL && t->err >= 0 && ret <= 0)
+		return t->err;
+	return rs_ssl_SSL_get_error()(ssl, ret);
+}
+
+int rs_tls_pending(const void *ssl)
+{
+	const struct rs_tls *t = rs_tls_find(ssl);
+	int r = rs_ssl_SSL_pending()(ssl);
+
+	return t != NULL ? r + (int)rs_tls_stashed(t) : r;
+}
+
+int rs_tls_has_pending(const void *ssl)
+{
+	const struct rs_tls *t = rs_tls_find(ssl);
+
+	if (t != NULL && rs_tls_stashed(t) > 0)
+		return 1;
+	return rs_ssl_SSL_has_pending()(ssl);
+}

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tlstx.c - the engine's transport over the program's TLS session, of
+ * whichever library (tlstx.h).
+ */
+#include "tlstx.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+
+#include "log.h"
+#include "real.h"
+
+/* Whether fd has something to read now (or an end, or an error). */
+static bool readable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return rs_real_poll(&p, 1, 0) > 0;
+}
+
+static bool held(const struct rs_tls *t)
+{
+	return t->ops->held(t);
+}
+
+/*
+ * Reads more plaintext into the stash (moved to its start first), without
+ * blocking unless block.  Returns what the read returned (libc's way).
+ */
+static ssize_t pull(struct rs_tls *t, int fd, bool block)
+{
+	ssize_t k;
+
+	if (t->off > 0) {
+		memmove(t->stash, t->stash + t->off, t->len - t->off);
+		t->len -= t->off;
+		t->off = 0;
+	}
+	if (t->len == sizeof(t->stash))
+		return 0;
+	if (!block && !held(t) && !readable(fd)) {
+		errno = EAGAIN;
+		return -1;
+	}
+	k = t->ops->read(t, t->stash + t->len, sizeof(t->stash) - t->len);
+	if (k > 0)
+		t->len += (size_t)k;
+	return k;
+}
+
+/*
+ * The stash as the queue a peek sees.  Reads on only when the engine has
+ * seen all of it (judged), so that a complete response already stashed
+ * is never waited past.
+ */
+static ssize_t peek(struct rs_hconn *h, int fd, char *buf, size_t cap,
+    bool block)
+{
+	struct rs_tls *t = h->tx_ctx;
+	ssize_t k = 0;
+	size_t n;
+
+	/* A look at a response: a drain that follows keeps it anew. */
+	t->kept_len = 0;
+	t->kept_over = false;
+	if (rs_tls_stashed(t) <= h->m.judged)
+		k = pull(t, fd, block);
+	n = rs_tls_stashed(t) < cap ? rs_tls_stashed(t) : cap;
+	if (n == 0)
+		return k;	/* the end, or a failure */
+	memcpy(buf, t->stash + t->off, n);
+	return (ssize_t)n;
+}
+
+/* Keeps what a drain took, for a hand-over (renew()). */
+static ssize_t keep(struct rs_tls *t, const char *buf, ssize_t n)
+{
+	if (n > 0 && t->kept_len + (size_t)n <= sizeof(t->kept)) {
+		memcpy(t->kept + t->kept_len, buf, (size_t)n);
+		t->kept_len += (size_t)n;
+	} else if (n > 0) {
+		t->kept_over = true;
+	}
+	return n;
+}
+
+static ssize_t recv_tls(struct rs_hconn *h, int fd, char *buf, size_t cap)
+{
+	struct rs_tls *t = h->tx_ctx;
+	size_t n = rs_tls_stashed(t) < cap ? rs_tls_stashed(t) : cap;
+
+	if (n > 0) {
+		memcpy(buf, t->stash + t->off, n);
+		t->off += n;
+		return keep(t, buf, (ssize_t)n);
+	}
+	if (!held(t) && !readable(fd)) {
+		errno = EAGAIN;
+		return -1;
+	}
+	return keep(t, buf, t->ops->read(t, buf, cap));
+}
+
+static ssize_t send_tls(struct rs_hconn *h, int fd, const char *p, size_t n)
+{
+	struct rs_tls *t = h->tx_ctx;
+
+	(void)fd;
+	return t->ops->write(t, p, n);
+}
+
+static bool ready(const struct rs_hconn *h)
+{
+	const struct rs_tls *t = h->tx_ctx;
+
+	return rs_tls_stashed(t) > h->m.judged || held(t);
+}
+
+/*
+ * The replay cannot go on the new connection (its handshake failed, the
+ * server showed another certificate than the one the program took, or
+ * the session cannot be made anew):
+ * the retried response goes to the program as it came, from the stash,
+ * and the stream ends after it, as the server's close had ended it.
+ * Returns -ECANCELED (the engine passes; the read serves the stash), or
+ * -ECONNRESET when the response was too large to keep.
+ */
+int rs_tls_hand_over(struct rs_tls *t, const char *why)
+{
+	struct rs_log_fields f = { .event = "http_give_up", .attempt = -1,
+		.wait_ms = -1 };
+
+	rs_log(RS_LOG_WARN, &f, "https replay on fd %d handed over: %s",
+	    t->fd, why);
+	if (t->ops->clear_errors != NULL)
+		t->ops->clear_errors();
+	if (t->kept_over)
+		return -ECONNRESET;
+	memcpy(t->stash, t->kept, t->kept_len);
+	t->off = 0;
+	t->len = t->kept_len;
+	t->eof = true;
+	return -ECANCELED;
+}
+
+/* A new connection: the session anew, when its library can. */
+static int renew(struct rs_hconn *h, struct rs_fd *e, int fd)
+{
+	struct rs_tls *t = h->tx_ctx;
+
+	if (t->ops->renew == NULL)
+		return rs_tls_hand_over(t, "its TLS library's sessions are "
+		    "not made anew");
+	return t->ops->renew(t, h, e, fd);
+}
+
+static bool renews(const struct rs_hconn *h)
+{
+	const struct rs_tls *t = h->tx_ctx;
+
+	return t->ops->renew != NULL;
+}
+
+const struct rs_htx rs_tls_tx = {
+	.peek = peek,
+	.recv = recv_tls,
+	.send = send_tls,
+	.ready = ready,
+	.renew = renew,
+	.renews = renews,
+};

@@ -1,0 +1,52 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# gets.sh CLIENT URL - one HTTPS GET by a real client, for the tests of
+# HTTP retries over TLS: trusts the CA in $RS_CA, prints the body and
+# exits 0 on a 200, non-zero otherwise (wget: --tries=1, so that its own
+# retries do not hide what the library does).
+[ $# -eq 2 ] && [ -n "${RS_CA:-}" ] || { echo "usage: RS_CA=CA.pem gets.sh CLIENT URL" >&2; exit 2; }
+case $1 in
+	curl) curl -s -f --cacert "$RS_CA" "$2" ;;
+	wget) wget -q -O - --tries=1 --ca-certificate="$RS_CA" "$2" ;;
+	urllib) python3 -c 'import ssl, sys, urllib.request
+c = ssl.create_default_context(cafile=sys.argv[2])
+print(urllib.request.urlopen(sys.argv[1], context=c).read().decode(), end="")' "$2" "$RS_CA" ;;
+	urllib_timeout) python3 -c 'import ssl, sys, urllib.request
+c = ssl.create_default_context(cafile=sys.argv[2])
+print(urllib.request.urlopen(sys.argv[1], context=c, timeout=10).read().decode(), end="")' "$2" "$RS_CA" ;;
+	httpclient) python3 -c 'import ssl, sys, http.client, urllib.parse
+u = urllib.parse.urlsplit(sys.argv[1])
+c = http.client.HTTPSConnection(u.hostname, u.port,
+    context=ssl.create_default_context(cafile=sys.argv[2]))
+c.request("GET", u.path)
+r = c.getresponse()
+print(r.read().decode(), end="")
+sys.exit(0 if r.status == 200 else 1)' "$2" "$RS_CA" ;;
+	asyncio) python3 -c 'import asyncio, ssl, sys, urllib.parse
+async def main(url):
+    u = urllib.parse.urlsplit(url)
+    c = ssl.create_default_context(cafile=sys.argv[2])
+    r, w = await asyncio.open_connection(u.hostname, u.port, ssl=c)
+    w.write(("GET %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (u.path, u.netloc)).encode())
+    await w.drain()
+    status = (await r.readline()).split()[1]
+    w.close()
+    return status == b"200"
+sys.exit(0 if asyncio.run(main(sys.argv[1])) else 1)' "$2" "$RS_CA" ;;
+	node) NODE_EXTRA_CA_CERTS=$RS_CA node -e 'require("https").get(process.argv[1], (res) => {
+  let b = ""; res.on("data", (d) => b += d);
+  res.on("end", () => { process.stdout.write(b); process.exit(res.statusCode == 200 ? 0 : 1); });
+}).on("error", (e) => { console.error(e.message); process.exit(2); });' "$2" ;;
+	nodefetch) NODE_EXTRA_CA_CERTS=$RS_CA node -e 'fetch(process.argv[1]).then(async (r) => {
+  process.stdout.write(await r.text()); process.exit(r.status == 200 ? 0 : 1);
+}).catch((e) => { console.error(e.message); process.exit(2); });' "$2" ;;
+	ruby) ruby -rnet/http -ropenssl -e 'u = URI(ARGV[0])
+h = Net::HTTP.new(u.host, u.port); h.use_ssl = true; h.ca_file = ARGV[1]
+r = h.get(u.path); print r.body; exit(r.code == "200" ? 0 : 1)' "$2" "$RS_CA" ;;
+	perl) perl -MHTTP::Tiny -e 'my $r = HTTP::Tiny->new(verify_SSL => 1,
+  SSL_options => { SSL_ca_file => $ARGV[1] })->get($ARGV[0]);
+print $r->{content}; exit($r->{status} == 200 ? 0 : 1)' "$2" "$RS_CA" ;;
+	php) php -r '$c = stream_context_create(["ssl" => ["cafile" => $argv[2]]]);
+$b = @file_get_contents($argv[1], false, $c); if ($b === false) exit(1); echo $b;' "$2" "$RS_CA" ;;
+	esac
+

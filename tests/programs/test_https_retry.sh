@@ -1,0 +1,461 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# test_https_retry.sh - HTTP/1.x status retries over TLS (SPEC 9, "Over
+# TLS") with real clients against tests/programs/https_server.py (the
+# plaintext test server behind python's ssl, with a throw-away CA and
+# certificates made here by the openssl CLI).
+#
+# Each client GETs a resource that answers 503 with Retry-After: 1 twice,
+# then 200: bare it fails on the first 503; under a policy with `http:`,
+# the clients whose TLS library the library follows (OpenSSL through
+# SSL_set_fd or a BIO of their own: curl, python's urllib and http.client,
+# PHP; GnuTLS: wget) get the 200 after three requests at least 1 s apart;
+# those out of reach (a memory BIO: node, asyncio) must come out as bare.
+# wget on a 503 that closes the connection gets it at once (a GnuTLS
+# session is not made anew).
+# Then with curl: a new connection and handshake per retry, a keyless POST
+# sent once, an injected key the same on every try, 404 and a capped
+# Retry-After handed over at once, a download byte-identical; and
+# certificates: an unknown CA and a wrong name fail as bare, and a replay
+# whose new handshake meets another certificate hands the 503 over as it
+# came (curl, python); responses split at random points into many TLS
+# records.  Missing clients are SKIPPED cases.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+B=${RS_BUILD:-$PWD/build}
+LIB=${RS_LIB:-$B/libresolute.so}
+SLACK=$((2000 + ${RS_SLACK_MS:-0}))
+HERE=$PWD/tests/programs
+# shellcheck source=tests/programs/sanitizer.sh
+. tests/programs/sanitizer.sh
+tmp=$(mktemp -d /tmp/rs-https-XXXXXX)
+server_pid=""
+cleanup() {
+	[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fails=0 passes=0 skips=0
+ok() { echo "ok    $*"; passes=$((passes + 1)); }
+bad() { echo "FAIL  $*"; fails=$((fails + 1)); sed 's/^/    | /' "$tmp/out" | tail -8; }
+skip() { echo "SKIP  $*"; skips=$((skips + 1)); }
+
+# A CA, the server's certificate (localhost, 127.0.0.1) and one for
+# another name, signed by the same CA.
+cert() {
+	openssl req -newkey rsa:2048 -nodes -keyout "$tmp/$1.key" \
+		-out "$tmp/$1.csr" -subj "/CN=$2" 2>/dev/null &&
+	    printf 'subjectAltName=%s\n' "$3" >"$tmp/$1.ext" &&
+	    openssl x509 -req -in "$tmp/$1.csr" -CA "$tmp/ca.pem" \
+		-CAkey "$tmp/ca.key" -CAcreateserial -out "$tmp/$1.pem" \
+		-days 2 -extfile "$tmp/$1.ext" 2>/dev/null
+}
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tmp/ca.key" \
+	-out "$tmp/ca.pem" -days 2 -subj /CN=resolute-test-ca 2>/dev/null &&
+    cert good localhost DNS:localhost,IP:127.0.0.1 &&
+    cert bad wrong.invalid DNS:wrong.invalid ||
+	{ echo "openssl could not make the test certificates"; exit 1; }
+CA=$tmp/ca.pem
+
+python3 "$HERE/https_server.py" --cert "$tmp/good.pem" --key "$tmp/good.key" \
+	--bad-cert "$tmp/bad.pem" --bad-key "$tmp/bad.key" \
+	--port-file "$tmp/port" --lifetime 300 2>"$tmp/server.log" &
+server_pid=$!
+i=0
+while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+read -r port port_b <"$tmp/port" || { echo "https_server.py did not start"; exit 1; }
+base=https://127.0.0.1:$port
+base_b=https://127.0.0.1:$port_b
+
+cat >"$tmp/policy.yaml" <<'YAML'
+version: 1
+hosts:
+  - match: 127.0.0.1
+    backoff: { base: 100ms, cap: 1s }
+    retry_budget: { ratio: 1, min_per_second: 1000, window: 10s, scope: process }
+    http:
+      retry_on_status: [429, 503]
+      attempts: 3
+      retry_after_cap: 5s
+YAML
+sed 's/retry_after_cap: 5s/retry_after_cap: 5s\n      idempotency_key: inject/' \
+	"$tmp/policy.yaml" >"$tmp/inject.yaml"
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# stat ID FIELD: count, span_ms, keys (distinct non-empty), nokey.
+stat() {
+	python3 -c 'import json, ssl, sys, urllib.request
+c = ssl.create_default_context(cafile=sys.argv[3])
+s = json.load(urllib.request.urlopen(sys.argv[1], context=c)); f = sys.argv[2]
+t = s["times"]
+if f == "count": print(s["count"])
+elif f == "span_ms": print(int((t[-1] - t[0]) * 1000) if t else 0)
+elif f == "keys": print(" ".join(sorted({k for k in s["keys"] if k})))
+elif f == "nokey": print(sum(1 for k in s["keys"] if not k))
+elif f == "deadlines": print(" ".join(",".join(d) or "-" for d in s["deadlines"]))' \
+		"$base/_stats/$1" "$2" "$CA"
+}
+arm() { curl -s --cacert "$CA" "$base/_arm/$1" >/dev/null; }
+
+# run POLICY CMD...: CMD under the library, bounded; sets rc and ms.
+run() {
+	pol=$1
+	shift
+	start=$(now_ms)
+	timeout 30 env LD_PRELOAD="$LIB" RESOLUTE_POLICY="$pol" \
+		RESOLUTE_LOG=info "$@" >"$tmp/out" 2>&1
+	rc=$?
+	ms=$(($(now_ms) - start))
+}
+bare() {
+	start=$(now_ms)
+	timeout 30 "$@" >"$tmp/out" 2>&1
+	rc=$?
+	ms=$(($(now_ms) - start))
+}
+
+GETS=$HERE/http/gets.sh
+export RS_CA="$CA"
+
+# client NAME retries|passes: 503 x2 with Retry-After: 1, then 200.
+client() {
+	name=$1 want=$2 id=$1-$$
+	command -v "$3" >/dev/null 2>&1 || { skip "$name: $3 not installed"; return; }
+	bare sh "$GETS" "$name" "$base/t/bare-$id/503/2/1/ka/cl"
+	b_rc=$rc b_ms=$ms b_n=$(stat "bare-$id" count)
+	run "$tmp/policy.yaml" sh "$GETS" "$name" "$base/t/lib-$id/503/2/1/ka/cl"
+	n=$(stat "lib-$id" count) span=$(stat "lib-$id" span_ms)
+	line="$name: bare exit $b_rc, $b_n request(s), $b_ms ms; library exit $rc, $n request(s), $ms ms (span $span ms)"
+	if [ "$want" = retries ] && [ "$b_rc" -ne 0 ] && [ "$b_n" = 1 ] &&
+	    [ $rc -eq 0 ] && [ "$n" = 3 ] && grep -q "^ok lib-$id 3" "$tmp/out" &&
+	    [ "$span" -ge 2000 ] && [ "$span" -lt $((2000 + SLACK)) ]; then
+		ok "$line"
+	elif [ "$want" = passes ] && [ "$b_rc" -ne 0 ] && [ "$b_n" = 1 ] &&
+	    [ $rc -ne 0 ] && [ "$n" = 1 ]; then
+		ok "$line: out of reach, passed through as bare"
+	else
+		bad "$line (want: $want)"
+	fi
+}
+
+client curl retries curl
+client urllib retries python3
+# With a timeout python's socket is non-blocking: OpenSSL's WANT_READ, its
+# own poll, and the retry inside its read.
+client urllib_timeout retries python3
+client httpclient retries python3
+client php retries php
+client wget retries wget
+client asyncio passes python3
+client node passes node
+client nodefetch passes node
+client ruby retries ruby
+if perl -MIO::Socket::SSL -MHTTP::Tiny -e 1 >/dev/null 2>&1; then
+	client perl retries perl
+else
+	skip "perl: IO::Socket::SSL not installed (libio-socket-ssl-perl)"
+fi
+S=$$
+
+# curl_case NAME PATH WANT_RC WANT_N LO_MS HI_MS [CURL ARGS...]
+curl_case() {
+	name=$1 path=$2 want_rc=$3 want_n=$4 lo=$5 hi=$6
+	shift 6
+	run "$tmp/policy.yaml" curl -s -f --cacert "$CA" "$@" "$base$path"
+	id=$(echo "$path" | cut -d/ -f3)
+	n=$(stat "$id" count)
+	line="$name: exit $rc, $n request(s), $ms ms"
+	if [ $rc -eq "$want_rc" ] && [ "$n" = "$want_n" ] && [ $ms -ge "$lo" ] &&
+	    [ $ms -lt "$hi" ]; then
+		ok "$line"
+	else
+		bad "$line (want exit $want_rc, $want_n requests, $lo..$hi ms)"
+	fi
+}
+
+curl_case "503, Connection: close: a new connection and handshake each time" \
+	"/t/close-$S/503/2/1/close/cl" 0 3 2000 $((2000 + SLACK))
+curl_case "429 without Retry-After, chunked: the backoff" \
+	"/t/a429-$S/429/2/-/ka/chunked" 0 3 50 $((1000 + SLACK))
+curl_case "404 is not retried" "/t/nf-$S/404/5/-/ka/cl" 22 1 0 $SLACK
+curl_case "Retry-After: 120 above the cap: handed over at once" \
+	"/t/cap-$S/503/5/120/ka/cl" 22 1 0 $SLACK
+curl_case "a POST without a key is never sent twice" \
+	"/t/post-$S/503/2/1/ka/cl" 22 1 0 $SLACK -d x=1
+
+# Zero-byte SSL_write_ex and SSL_read_ex succeed, as OpenSSL's own do
+# (python's send(b"") raised SSLEOFError under the library: CPython's
+# test_ssl test_read_write_zero).
+zero='import socket, ssl, sys
+c = ssl.create_default_context(cafile=sys.argv[2])
+s = c.wrap_socket(socket.create_connection(("127.0.0.1", int(sys.argv[1]))),
+                  server_hostname="127.0.0.1")
+print(s.send(b""), s.recv(0), end=" ")
+s.sendall(b"GET /t/zero-%s/404/0/-/ka/cl HTTP/1.1\r\nHost: x\r\n\r\n" % sys.argv[3].encode())
+print(s.recv(12).decode())'
+run "$tmp/policy.yaml" python3 -c "$zero" "$port" "$CA" "$S"
+if [ $rc -eq 0 ] && grep -q "^0 b'' HTTP/1.1 200" "$tmp/out"; then
+	ok "python send(b\"\") and recv(0) on a followed session: 0 and b'', as bare"
+else
+	bad "python send(b\"\") and recv(0) on a followed session: exit $rc"
+fi
+
+# GnuTLS: no new session for a replay, so a closing 503 is handed over at
+# once, without a wait or a needless connection.
+if command -v wget >/dev/null 2>&1; then
+	run "$tmp/policy.yaml" sh "$GETS" wget "$base/t/wclose-$S/503/2/1/close/cl"
+	n=$(stat "wclose-$S" count)
+	if [ $rc -eq 8 ] && [ "$n" = 1 ] && [ $ms -lt $SLACK ] &&
+	    grep -q "connects=1 " "$tmp/out"; then
+		ok "wget, 503 with Connection: close: handed over at once (exit 8, 1 request, $ms ms)"
+	else
+		bad "wget, 503 with Connection: close: exit $rc, $n requests, $ms ms"
+	fi
+fi
+
+# Record boundaries: responses (503, 503, then 200, chunked) written in
+# pieces of 1 to 40 bytes, each its own TLS record, at points drawn from a
+# seed per URL: the engine's read-ahead must judge, drain and hand over
+# across them.  Many URLs per process: curl (its own BIO), urllib
+# (SSL_set_fd), wget (GnuTLS).
+split_case() {
+	name=$1 k=$2
+	shift 2
+	urls=""
+	for i in $(seq 1 "$k"); do
+		urls="$urls $base/split/$name$i-$S/$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')/2"
+	done
+	# shellcheck disable=SC2086
+	run "$tmp/policy.yaml" "$@" $urls
+	got=$(grep -c "^split ${name}[0-9]*-$S 3$" "$tmp/out")
+	if [ $rc -eq 0 ] && [ "$got" = "$k" ]; then
+		ok "record boundaries, $name: $k responses split at random points, each after 2 retries"
+	else
+		bad "record boundaries, $name: exit $rc, $got of $k right"
+	fi
+}
+split_case curl 20 curl -s -f --cacert "$CA"
+split_case urllib 20 python3 -c 'import ssl, sys, urllib.request
+c = ssl.create_default_context(cafile=sys.argv[1])
+for u in sys.argv[2:]:
+    print(urllib.request.urlopen(u, context=c).read().decode(), end="")' "$CA"
+command -v wget >/dev/null 2>&1 &&
+    split_case wget 10 wget -q -O - --tries=1 --ca-certificate="$CA"
+
+# POST under idempotency_key: inject: one key, a UUID v4, on every try.
+run "$tmp/inject.yaml" curl -s -f --cacert "$CA" -d x=1 "$base/t/inj-$S/503/2/1/ka/cl"
+n=$(stat "inj-$S" count) keys=$(stat "inj-$S" keys) nokey=$(stat "inj-$S" nokey)
+if [ $rc -eq 0 ] && [ "$n" = 3 ] && [ "$nokey" = 0 ] &&
+    echo "$keys" | grep -Eqx '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}'; then
+	ok "POST with inject over TLS: exit 0, 3 requests, one key $keys"
+else
+	bad "POST with inject over TLS: exit $rc, $n requests, keys '$keys', $nokey without"
+fi
+
+# Certificates are never checked differently: an unknown CA and a wrong
+# name fail as bare, with the same message.
+same_failure() {
+	name=$1
+	shift
+	bare "$@"
+	b_rc=$rc
+	b_msg=$(grep -v '^resolute' "$tmp/out" | head -1)
+	run "$tmp/policy.yaml" "$@"
+	msg=$(grep -v '^resolute' "$tmp/out" | head -1)
+	if [ "$b_rc" -ne 0 ] && [ $rc -eq "$b_rc" ] && [ "$msg" = "$b_msg" ]; then
+		ok "$name: exit $rc as bare ($msg)"
+	else
+		bad "$name: bare exit $b_rc ($b_msg), library exit $rc ($msg)"
+	fi
+}
+same_failure "curl, unknown CA" curl -sS -f "$base/t/uca-$S/503/2/1/ka/cl"
+arm 0
+same_failure "curl, wrong name" curl -sS -f --cacert "$CA" "$base_b/t/wn-$S/503/2/1/ka/cl"
+arm 0
+same_failure "python, wrong name" python3 -c 'import ssl, sys, urllib.request
+c = ssl.create_default_context(cafile=sys.argv[2])
+try:
+    urllib.request.urlopen(sys.argv[1], context=c)
+except Exception as e:
+    print(type(e).__name__, str(e).split("(_ssl")[0]); sys.exit(1)' \
+	"$base_b/t/wnp-$S/503/2/1/ka/cl" "$CA"
+
+# A replay that needs a new connection meets another certificate: the 503
+# goes to the program as it came, and the request is not sent there.
+arm 1
+run "$tmp/policy.yaml" curl -s -f --cacert "$CA" "$base_b/t/swap-$S/503/2/1/close/cl"
+n=$(stat "swap-$S" count)
+if [ $rc -eq 22 ] && [ "$n" = 1 ] && grep -q "handed over" "$tmp/out"; then
+	ok "curl: a new handshake showing another certificate hands the 503 over (exit 22, 1 request)"
+else
+	bad "curl, certificate swapped on the replay: exit $rc, $n requests"
+fi
+arm 1
+run "$tmp/policy.yaml" sh "$GETS" urllib "$base_b/t/swapp-$S/503/2/1/close/cl"
+n=$(stat "swapp-$S" count)
+if [ $rc -eq 1 ] && [ "$n" = 1 ] && grep -q "HTTP Error 503" "$tmp/out" &&
+    grep -q "handed over" "$tmp/out"; then
+	ok "python: a new handshake failing verification hands the 503 over (HTTPError 503, 1 request)"
+else
+	bad "python, certificate swapped on the replay: exit $rc, $n requests"
+fi
+
+# nginx with h2 and TLS in front of the server: curl offers h2 and
+# http/1.1; under `alpn: http/1.1` it offers http/1.1 alone and retries,
+# under `alpn: keep` it speaks h2, which passes through, said once.
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+if [ -x "$NGINX" ]; then
+	NG=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	[ "$(id -u)" = 0 ] && USER_LINE="user nobody nogroup;" || USER_LINE=""
+	mkdir -p "$tmp/ng/logs" "$tmp/ng/temp"
+	cat >"$tmp/ng/nginx.conf" <<NGX
+$USER_LINE
+daemon off;
+worker_processes 1;
+pid $tmp/ng/nginx.pid;
+error_log $tmp/ng/logs/error.log warn;
+events { worker_connections 64; }
+http {
+	access_log off;
+	client_body_temp_path $tmp/ng/temp/body;
+	proxy_temp_path $tmp/ng/temp/proxy;
+	fastcgi_temp_path $tmp/ng/temp/fastcgi;
+	uwsgi_temp_path $tmp/ng/temp/uwsgi;
+	scgi_temp_path $tmp/ng/temp/scgi;
+	server {
+		listen 127.0.0.1:$NG ssl http2;
+		ssl_certificate $tmp/good.pem;
+		ssl_certificate_key $tmp/good.key;
+		location / { proxy_pass $base; proxy_http_version 1.1; }
+	}
+}
+NGX
+	timeout 120 "$NGINX" -p "$tmp/ng" -c "$tmp/ng/nginx.conf" \
+		-e "$tmp/ng/logs/error.log" 2>"$tmp/ng/stderr" &
+	ng_pid=$!
+	i=0
+	while ! curl -s -o /dev/null --cacert "$CA" "https://127.0.0.1:$NG/_stats/x" &&
+	    [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	sed 's/retry_after_cap: 5s/retry_after_cap: 5s\n      alpn: keep/' \
+		"$tmp/policy.yaml" >"$tmp/keep.yaml"
+	ngu=https://127.0.0.1:$NG/t
+	bare curl -s -f --cacert "$CA" -w '%{http_version}' "$ngu/ngb-$S/503/2/1/ka/cl"
+	b_rc=$rc b_ver=$(tail -c 1 "$tmp/out")
+	run "$tmp/policy.yaml" curl -s -f --cacert "$CA" -w ' %{http_version}' "$ngu/ng1-$S/503/2/1/ka/cl"
+	n=$(stat "ng1-$S" count)
+	if [ "$b_rc" = 22 ] && [ "$b_ver" = 2 ] && [ $rc -eq 0 ] && [ "$n" = 3 ] &&
+	    grep -q "ok ng1-$S 3" "$tmp/out" && grep -q " 1\.1" "$tmp/out"; then
+		ok "nginx h2 + http/1.1, alpn http/1.1: HTTP/1.1, exit 0, 3 requests, $ms ms (bare: h2, exit 22)"
+	else
+		bad "nginx, alpn http/1.1: bare exit $b_rc over $b_ver; library exit $rc, $n requests"
+	fi
+	# Two transfers on two connections (two names) in one process:
+	# said once.
+	run "$tmp/keep.yaml" curl -s -f --cacert "$CA" -w " %{http_version}" \
+		"$ngu/ng2-$S/503/2/1/ka/cl" --next -4 -s -f --cacert "$CA" \
+		"https://localhost:$NG/t/ng3-$S/503/2/1/ka/cl"
+	n=$(stat "ng2-$S" count) n3=$(stat "ng3-$S" count)
+	if [ $rc -eq 22 ] && [ "$n" = 1 ] && [ "$n3" = 1 ] &&
+	    grep -q " 2" "$tmp/out" && grep -q "connects=2 " "$tmp/out" &&
+	    [ "$(grep -c 'http retries off: h2 negotiated' "$tmp/out")" = 1 ]; then
+		ok "nginx, alpn keep: h2 passes through (exit 22, 1 request each on 2 connections), said once"
+	else
+		bad "nginx, alpn keep: exit $rc, $n requests"
+	fi
+	kill "$ng_pid" 2>/dev/null
+else
+	skip "nginx not installed: the alpn cases"
+fi
+
+# Outbound deadlines (SPEC 10): under RESOLUTE_DEADLINE, a rule with
+# deadline_header gives each request head the header on its way into the
+# session (curl: its own BIO; python: SSL_set_fd), with `http` on every
+# try of a retried request too.
+printf 'version: 1\nhosts:\n  - match: 127.0.0.1\n    deadline_header: X-Request-Deadline\n' \
+	>"$tmp/dh.yaml"
+printf 'version: 1\nhosts:\n  - match: 127.0.0.1\n    deadline_header: X-Request-Deadline\n    http:\n      retry_on_status: [503]\n' \
+	>"$tmp/dh2.yaml"
+dl=$(($(now_ms) + 20000))
+dh_case() {
+	name=$1 pol=$2 path=$3 want=$4
+	shift 4
+	run "$pol" env RESOLUTE_DEADLINE=$dl "$@" "$base$path"
+	got=$(stat "$(echo "$path" | cut -d/ -f3)" deadlines)
+	if [ $rc -eq 0 ] && [ "$got" = "$want" ]; then
+		ok "deadline header over TLS, $name: $got"
+	else
+		bad "deadline header over TLS, $name: exit $rc, server saw '$got' (want '$want')"
+	fi
+}
+dh_case curl "$tmp/dh.yaml" "/t/dhc-$S/200/0/-/ka/cl" "$dl" \
+	curl -s -f --cacert "$CA"
+dh_case urllib "$tmp/dh.yaml" "/t/dhu-$S/200/0/-/ka/cl" "$dl" \
+	sh "$GETS" urllib
+dh_case "curl, http too, 503 then 200" "$tmp/dh2.yaml" \
+	"/t/dhr-$S/503/1/0/ka/cl" "$dl $dl" curl -s -f --cacert "$CA"
+
+# Inbound deadlines (SPEC 10) for a server that reads its requests through
+# OpenSSL: a request whose X-Request-Deadline has passed makes the
+# server's next connect fail at once with ETIMEDOUT (110), where the same
+# connect to a closed port is refused (111) before and after it.
+cat >"$tmp/insrv.py" <<'PY'
+import socket, ssl, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+class H(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *a): pass
+    def do_GET(self):
+        try:
+            socket.create_connection(("127.0.0.1", 9), timeout=5).close()
+            e = 0
+        except OSError as x:
+            e = x.errno
+        b = ("errno %d\n" % e).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(b)))
+        self.end_headers()
+        self.wfile.write(b)
+c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+c.load_cert_chain(sys.argv[1], sys.argv[2])
+s = HTTPServer(("127.0.0.1", 0), H)
+s.socket = c.wrap_socket(s.socket, server_side=True)
+with open(sys.argv[3] + ".tmp", "w") as f:
+    f.write(str(s.server_address[1]))
+import os
+os.rename(sys.argv[3] + ".tmp", sys.argv[3])
+s.serve_forever()
+PY
+printf 'version: 1\ninbound_deadline: X-Request-Deadline\ndefaults:\n  attempts: 1\n' \
+	>"$tmp/in.yaml"
+LD_PRELOAD=$LIB RESOLUTE_POLICY=$tmp/in.yaml RESOLUTE_LOG=info \
+	timeout 60 python3 "$tmp/insrv.py" "$tmp/good.pem" "$tmp/good.key" \
+	"$tmp/inport" 2>"$tmp/in.log" &
+in_pid=$!
+i=0
+while [ ! -s "$tmp/inport" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+inu=https://127.0.0.1:$(cat "$tmp/inport" 2>/dev/null)
+got=$(curl -s --cacert "$CA" "$inu/a"; curl -s --cacert "$CA" \
+	-H "X-Request-Deadline: 1000" "$inu/b"; curl -s --cacert "$CA" "$inu/c")
+kill "$in_pid" 2>/dev/null
+if [ "$(echo $got)" = "errno 111 errno 110 errno 111" ] &&
+    grep -q "deadline passed" "$tmp/in.log"; then
+	ok "inbound deadline read through SSL_read: the server's connect fails at once (110), before and after refused (111)"
+else
+	bad "inbound deadline over TLS: got '$(echo $got)'"
+fi
+
+# A download through an http rule, byte-identical.
+MB=${RS_HTTPS_MB:-200}
+bare curl -s --cacert "$CA" -o "$tmp/bare.bin" "$base/big/dlb-$S/$MB"
+run "$tmp/policy.yaml" curl -s --cacert "$CA" -o "$tmp/lib.bin" "$base/big/dl-$S/$MB"
+if [ $rc -eq 0 ] && cmp -s "$tmp/bare.bin" "$tmp/lib.bin" &&
+    [ "$(wc -c <"$tmp/lib.bin")" -eq $((MB * 1048576)) ]; then
+	ok "$MB MB https download byte-identical ($ms ms)"
+else
+	bad "$MB MB https download: exit $rc, $(wc -c <"$tmp/lib.bin") bytes"
+fi
+rm -f "$tmp/bare.bin" "$tmp/lib.bin"
+
+echo "$passes passed, $fails failed, $skips skipped"
+[ $fails -eq 0 ]
