@@ -43,6 +43,10 @@ void rs_cli_budget_live(const struct rs_policy *p, const struct rs_rule *r,
 /* explain: prints the rule's `http:` settings (explain_http.c). */
 void rs_cli_explain_http(const struct rs_rule *r, const struct rs_settings *s);
 
+/* The breaker settings of r, and target t's breaker now (SPEC 12). */
+void rs_cli_explain_breaker(const struct rs_policy *p, const struct rs_rule *r,
+    const struct rs_settings *s, const struct rs_target *t);
+
 /*
  * explain's sections about names (explain_names.c): where failover sends
  * the retries of a connect to host (NULL or "" for an address target),
