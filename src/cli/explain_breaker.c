@@ -17,29 +17,10 @@
 #include "duration.h"
 #include "shm.h"
 
-static void line(const struct rs_rule *r, uint64_t key, const char *name,
-    const char *value)
+/* The statuses on_status lists, for rs_cli_status_list(). */
+static bool fails(const void *set, unsigned status)
 {
-	printf("  %-28s%-12s%s\n", name, value,
-	    r && (r->set & key) ? "(rule)" : "(defaults)");
-}
-
-static void statuses(const struct rs_breaker_settings *b, char *buf,
-    size_t len)
-{
-	size_t used = 0;
-
-	buf[0] = '\0';
-	for (unsigned c = RS_HTTP_STATUS_MIN; c <= RS_HTTP_STATUS_MAX; c++) {
-		if (!rs_breaker_settings_fails(b, c))
-			continue;
-		used += (size_t)snprintf(buf + used, len - used, "%s%u",
-		    used ? ", " : "", c);
-		if (used >= len)
-			return;
-	}
-	if (!used)
-		snprintf(buf, len, "none");
+	return rs_breaker_settings_fails(set, status);
 }
 
 /* One address's breaker as the segment tab holds it now. */
@@ -115,20 +96,20 @@ void rs_cli_explain_breaker(const struct rs_policy *p, const struct rs_rule *r,
 
 	printf("\nbreaker:\n");
 	if (!b->enabled) {
-		line(r, RS_KEY_BREAKER, "breaker", "off");
+		rs_cli_setting_line(r, RS_KEY_BREAKER, "breaker", "off");
 		return;
 	}
 	snprintf(buf, sizeof(buf), "%u", b->failures);
-	line(r, RS_KEY_BREAKER_FAILURES, "breaker.failures", buf);
-	line(r, RS_KEY_BREAKER_OPEN_FOR, "breaker.open_for",
+	rs_cli_setting_line(r, RS_KEY_BREAKER_FAILURES, "breaker.failures", buf);
+	rs_cli_setting_line(r, RS_KEY_BREAKER_OPEN_FOR, "breaker.open_for",
 	    rs_duration_format(b->open_for_ms, buf, sizeof(buf)));
-	line(r, RS_KEY_BREAKER_MAX_OPEN_FOR, "breaker.max_open_for",
+	rs_cli_setting_line(r, RS_KEY_BREAKER_MAX_OPEN_FOR, "breaker.max_open_for",
 	    rs_duration_format(b->max_open_for_ms, buf, sizeof(buf)));
 	snprintf(buf, sizeof(buf), "%u", b->probes);
-	line(r, RS_KEY_BREAKER_PROBES, "breaker.probes", buf);
-	statuses(b, buf, sizeof(buf));
-	line(r, RS_KEY_BREAKER_ON_STATUS, "breaker.on_status", buf);
-	line(r, RS_KEY_BREAKER_SCOPE, "breaker.scope",
+	rs_cli_setting_line(r, RS_KEY_BREAKER_PROBES, "breaker.probes", buf);
+	rs_cli_status_list(fails, b, buf, sizeof(buf));
+	rs_cli_setting_line(r, RS_KEY_BREAKER_ON_STATUS, "breaker.on_status", buf);
+	rs_cli_setting_line(r, RS_KEY_BREAKER_SCOPE, "breaker.scope",
 	    b->scope == RS_SCOPE_MACHINE ? "machine" : "process");
 	printf("  kept per address and port: %u failed attempts in a row "
 	    "open it for open_for (+-10%%),\n  doubled by each failed probe\n",
