@@ -43,6 +43,7 @@ trap 'exit 1' INT TERM
 printf 'version: 1\ndefaults:\n  read_timeout: 5s\n  write_timeout: 5s\n' \
 	>"$tmp/rw5s.yaml"
 cp policy/default.yaml "$tmp/default.yaml"
+printf 'version: 1\ndefaults:\n  breaker: {failures: 5}\n' >"$tmp/breaker.yaml"
 # rw5s's timeouts as `auto` bounded to 5 s (SPEC 13): the rows differ by
 # auto alone (bench.sh says more).
 printf 'version: 1\ndefaults:\n  read_timeout: auto\n  write_timeout: auto\n  auto_timeout:\n    min: 5s\n    max: 5s\n' \
@@ -148,6 +149,8 @@ row epoll_ctl_rw5s rw5s 2000 3 "$B/bench/epollctl"
 row epoll_ctl_default default 2000 3 "$B/bench/epollctl"
 # connect + close; its in-process acceptor's accept and close included.
 row connect_close default 1000 1 "$B/bench/connects"
+# The same with a circuit breaker on (closed: the address has no entry).
+row connect_close_breaker breaker 1000 1 "$B/bench/connects"
 if ! command -v redis-benchmark >/dev/null 2>&1 ||
     ! command -v redis-server >/dev/null 2>&1; then
 	echo "SKIPPED redis rows: redis-server or redis-benchmark missing"

@@ -56,6 +56,9 @@ printf 'version: 1\ndefaults:\n  read_timeout: 30s\n' >"$tmp/r30s.yaml"
 printf 'version: 1\ndefaults:\n  read_timeout: auto\n  write_timeout: auto\n  auto_timeout:\n    min: 5s\n    max: 5s\n' \
 	>"$tmp/rwauto.yaml"
 cp policy/default.yaml "$tmp/default.yaml"
+# The built-in settings with a circuit breaker (SPEC 12): a healthy
+# connect asks it and finds no breaker for its address.
+printf 'version: 1\ndefaults:\n  breaker: {failures: 5}\n' >"$tmp/breaker.yaml"
 # TLS: the loopback peer unmanaged (passthrough), and a bench certificate.
 printf 'version: 1\nhosts:\n  - match: 127.0.0.1\n    passthrough: true\n' \
 	>"$tmp/unmanaged.yaml"
@@ -278,6 +281,7 @@ row pingpong_default default "$REPS" b_pingpong 30000 1000 3000 1
 row pipe_unmanaged rw5s "$REPS" b_pipe 1000000 10000 30000 1
 row epoll_10k_idle_r30s r30s "$REPS" b_epoll 30000 1000 3000 1
 row connect_close default "$REPS" b_connect 10000 1000 3000 1
+row connect_close_breaker breaker "$REPS" b_connect 10000 1000 3000 1
 row bulk_512MiB rw5s 3 b_bulk 512
 if [ -s "$tmp/tls.pem" ]; then
 	row tls_pingpong_unmanaged unmanaged "$REPS" b_tls 20000 1000 3000 1
@@ -368,6 +372,8 @@ if selected connect_close_pairs; then
 	printf '  %-40s %s\n' "with the library:" "$(in_process connects 200000 pairs)"
 	PRE=""
 	printf '  %-40s %s\n' "bare (method error):" "$(in_process connects 200000 pairs)"
+	with breaker
+	printf '  %-40s %s\n' "with the library, breaker on:" "$(in_process connects 200000 pairs)"
 	with default
 	printf '  %-40s %s\n' "with the library, cold caches:" "$(in_process connects 20000 coldpairs)"
 	PRE=""

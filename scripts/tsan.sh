@@ -18,6 +18,7 @@ trap 'rm -rf "$logs"' EXIT INT TERM
 # storm, a fork while another thread edits epoll, a writer thread beside a
 # wait) or thousands of descriptors in one loop.
 tests=${RS_TSAN_TESTS:-"test_harm_proc test_harm_fortify test_review test_wait
+test_breaker_hammer
 test_wait_many"}
 export TSAN_OPTIONS="log_path=$logs/tsan:halt_on_error=0:exitcode=66:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
 B=$B RS_TSAN=1 RS_ONLY="$tests" scripts/run-tests.sh integration

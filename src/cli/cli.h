@@ -9,6 +9,7 @@
 #ifndef RS_CLI_H
 #define RS_CLI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,8 +41,26 @@ int rs_cmd_suggest(int argc, char **argv);
 void rs_cli_budget_live(const struct rs_policy *p, const struct rs_rule *r,
     const struct rs_settings *s);
 
+/*
+ * explain: prints one setting of rule r (NULL: the defaults) as a line
+ * "  NAME VALUE (rule|defaults)", the source by r's bit `key` in r->set.
+ */
+void rs_cli_setting_line(const struct rs_rule *r, uint64_t key,
+    const char *name, const char *value);
+
+/*
+ * Formats into buf the HTTP statuses for which has(set, status) is true,
+ * as "429, 503" ("none" when there is none); cut short at len.
+ */
+void rs_cli_status_list(bool (*has)(const void *set, unsigned status),
+    const void *set, char *buf, size_t len);
+
 /* explain: prints the rule's `http:` settings (explain_http.c). */
 void rs_cli_explain_http(const struct rs_rule *r, const struct rs_settings *s);
+
+/* The breaker settings of r, and target t's breaker now (SPEC 12). */
+void rs_cli_explain_breaker(const struct rs_policy *p, const struct rs_rule *r,
+    const struct rs_settings *s, const struct rs_target *t);
 
 /*
  * explain's sections about names (explain_names.c): where failover sends

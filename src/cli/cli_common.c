@@ -140,3 +140,28 @@ int rs_cli_lib_path(char *buf, size_t len)
 		n = snprintf(buf, len, "%s/libresolute.so", RS_LIBDIR);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
+
+void rs_cli_setting_line(const struct rs_rule *r, uint64_t key,
+    const char *name, const char *value)
+{
+	printf("  %-28s%-12s%s\n", name, value,
+	    r && (r->set & key) ? "(rule)" : "(defaults)");
+}
+
+void rs_cli_status_list(bool (*has)(const void *set, unsigned status),
+    const void *set, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (unsigned c = RS_HTTP_STATUS_MIN; c <= RS_HTTP_STATUS_MAX; c++) {
+		if (!has(set, c))
+			continue;
+		used += (size_t)snprintf(buf + used, len - used, "%s%u",
+		    used ? ", " : "", c);
+		if (used >= len)
+			return;
+	}
+	if (!used)
+		snprintf(buf, len, "none");
+}

@@ -586,6 +586,7 @@ int rs_cmd_explain(int argc, char **argv)
 		print_budget(r, s);
 		rs_cli_budget_live(p, r, s);
 		rs_cli_explain_http(r, s);
+		rs_cli_explain_breaker(p, r, s, &sp.t);
 		print_schedule(p, r, s);
 		rs_cli_explain_failover(sp.host, s);
 		if (sp.host[0])

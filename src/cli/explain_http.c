@@ -11,29 +11,10 @@
 #include "cli.h"
 #include "duration.h"
 
-static void line(const struct rs_rule *r, unsigned key, const char *name,
-    const char *value)
+/* The statuses retry_on_status lists, for rs_cli_status_list(). */
+static bool retries(const void *set, unsigned status)
 {
-	printf("  %-28s%-12s%s\n", name, value,
-	    r && (r->set & key) ? "(rule)" : "(defaults)");
-}
-
-/* Formats retry_on_status as "429, 503" ("none" when empty). */
-static void statuses(const struct rs_http_settings *h, char *buf, size_t len)
-{
-	size_t used = 0;
-
-	buf[0] = '\0';
-	for (unsigned c = RS_HTTP_STATUS_MIN; c <= RS_HTTP_STATUS_MAX; c++) {
-		if (!rs_http_settings_retries(h, c))
-			continue;
-		used += (size_t)snprintf(buf + used, len - used, "%s%u",
-		    used ? ", " : "", c);
-		if (used >= len)
-			return;
-	}
-	if (!used)
-		snprintf(buf, len, "none");
+	return rs_http_settings_retries(set, status);
 }
 
 void rs_cli_explain_http(const struct rs_rule *r, const struct rs_settings *s)
@@ -43,20 +24,20 @@ void rs_cli_explain_http(const struct rs_rule *r, const struct rs_settings *s)
 
 	printf("\nhttp:\n");
 	if (!h->enabled) {
-		line(r, RS_KEY_HTTP, "http", "off");
+		rs_cli_setting_line(r, RS_KEY_HTTP, "http", "off");
 		return;
 	}
-	statuses(h, buf, sizeof(buf));
-	line(r, RS_KEY_HTTP_STATUS, "http.retry_on_status", buf);
+	rs_cli_status_list(retries, h, buf, sizeof(buf));
+	rs_cli_setting_line(r, RS_KEY_HTTP_STATUS, "http.retry_on_status", buf);
 	snprintf(buf, sizeof(buf), "%u", h->attempts);
-	line(r, RS_KEY_HTTP_ATTEMPTS, "http.attempts", buf);
-	line(r, RS_KEY_HTTP_RETRY_AFTER_CAP, "http.retry_after_cap",
+	rs_cli_setting_line(r, RS_KEY_HTTP_ATTEMPTS, "http.attempts", buf);
+	rs_cli_setting_line(r, RS_KEY_HTTP_RETRY_AFTER_CAP, "http.retry_after_cap",
 	    rs_duration_format(h->retry_after_cap_ms, buf, sizeof(buf)));
 	snprintf(buf, sizeof(buf), "%" PRIu32, h->max_replay);
-	line(r, RS_KEY_HTTP_MAX_REPLAY, "http.max_replay", buf);
-	line(r, RS_KEY_HTTP_IDEMPOTENCY_KEY, "http.idempotency_key",
+	rs_cli_setting_line(r, RS_KEY_HTTP_MAX_REPLAY, "http.max_replay", buf);
+	rs_cli_setting_line(r, RS_KEY_HTTP_IDEMPOTENCY_KEY, "http.idempotency_key",
 	    h->idempotency_key == RS_HTTP_KEY_INJECT ? "inject" : "off");
-	line(r, RS_KEY_HTTP_ALPN, "http.alpn",
+	rs_cli_setting_line(r, RS_KEY_HTTP_ALPN, "http.alpn",
 	    h->alpn == RS_HTTP_ALPN_KEEP ? "keep" : "http/1.1");
 	printf("  HTTP/1.0 and 1.1, in plain text and over TLS through the "
 	    "system's OpenSSL or GnuTLS\n  (curl, wget, python, PHP); out of "

@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "export.h"
 #include "learn_cli.h"
+#include "report_breaker.h"
 #include "stats.h"
 
 /* HELP lines, in the order of enum rs_stat. */
@@ -39,6 +40,8 @@ static const char *const help[RS_STAT_COUNT] = {
 	"Retryable HTTP responses handed to the program as the last one.",
 	"HTTP requests read whose deadline header bound the reading thread.",
 	"HTTP requests sent with the calling thread's deadline in a header.",
+	"Circuit breakers opened, or opened again by a failed probe.",
+	"Connect attempts failed at once by an open circuit breaker.",
 };
 
 static uint64_t load(const uint64_t *p)
@@ -121,6 +124,7 @@ void rs_report_text_segment(FILE *f, const struct rs_report_seg *s)
 	text_budgets(f, s->t);
 	text_counters(f, s->t);
 	rs_cli_learn_text(f, s->t);
+	rs_report_text_breakers(f, s->t);
 }
 
 static void text(FILE *f, const struct rs_report *r)
@@ -157,7 +161,9 @@ static void json_segment(FILE *f, const struct rs_report_seg *s)
 			json_rule(f, &s->t->metrics[i], first);
 			first = 0;
 		}
-	fputs("]}", f);
+	fputc(']', f);
+	rs_report_json_breakers(f, s->t);
+	fputc('}', f);
 }
 
 static void json(FILE *f, const struct rs_report *r)
@@ -210,6 +216,9 @@ static void prom(FILE *f, const struct rs_report *r)
 	for (size_t i = 0; i < r->n && n < 64; i++)
 		t[n++] = r->segs[i].t;
 	rs_cli_learn_prom(f, t, n);
+	rs_report_prom_breaker_family(f);
+	for (size_t i = 0; i < n; i++)
+		rs_report_prom_breakers(f, t[i]);
 }
 
 void rs_report_write(FILE *f, const struct rs_report *r,

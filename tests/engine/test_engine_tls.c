@@ -127,7 +127,7 @@ static void one(unsigned seed, const char *first)
 	fk_connected(FD, fk_policy(POLICY), false);
 	assert_non_null(rs_tls_bind(&session, FD, &fake_ops));
 	while (put < strlen(GET) && rounds++ < 1000) {
-		r = rs_tls_write(&session, GET + put, (int)(strlen(GET) - put));
+		r = rs_tls_write(&session, &GET[put], (int)(strlen(GET) - put));
 		assert_true(r > 0);
 		put += (size_t)r;
 	}

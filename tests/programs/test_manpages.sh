@@ -27,7 +27,8 @@ done
 for key in connect_timeout read_timeout write_timeout attempts retry_on \
     base cap multiplier jitter connect_budget retry_budget ratio \
     min_per_second window scope passthrough match http retry_on_status \
-    retry_after_cap max_replay idempotency_key failover dns auto_timeout \
+    retry_after_cap max_replay idempotency_key failover dns breaker \
+    failures open_for max_open_for probes on_status auto_timeout \
     quantile samples half_life; do
 	if ! mandoc -Tascii man/resolute-policy.5 | sed "s/.\x08//g" | grep -qw "$key"; then
 		echo "resolute-policy(5) does not document $key"

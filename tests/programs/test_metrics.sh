@@ -133,12 +133,13 @@ expect resolute_read_timeouts_total "127.0.0.1:$sport" 1
 expect resolute_budget_denials_total defaults 0
 
 # The format itself: every family has HELP then TYPE counter (or
-# histogram: the learned latency of SPEC 13), once, before its samples,
-# which are contiguous; names and values are well formed: a histogram's
-# samples are NAME_bucket with le last, NAME_sum (seconds) and NAME_count.
+# histogram: the learned latency of SPEC 13; gauge: the breakers of SPEC
+# 12), once, before its samples, which are contiguous; names and values
+# are well formed: a histogram's samples are NAME_bucket with le last,
+# NAME_sum (seconds) and NAME_count.
 awk '
 /^# HELP / { if (help[$3]++) bad = bad " HELP twice: " $3; last = $3; next }
-/^# TYPE / { if ($3 != last || ($4 != "counter" && $4 != "histogram")) bad = bad " TYPE: " $0; typed[$3] = $4; next }
+/^# TYPE / { if ($3 != last || ($4 != "counter" && $4 != "histogram" && !($4 == "gauge" && $3 == "resolute_breaker_open"))) bad = bad " TYPE: " $0; typed[$3] = $4; next }
 /^#/ { next }
 {
 	name = $0; sub(/\{.*/, "", name)
@@ -146,6 +147,7 @@ awk '
 	if (typed[last] == "histogram") sub(/_(bucket|sum|count)$/, "", fam)
 	if (typed[last] == "counter" && name !~ /^resolute_[a-z_]+_total$/) bad = bad " name: " $0
 	if (typed[last] == "histogram" && name !~ /^resolute_[a-z_]+_seconds_(bucket|sum|count)$/) bad = bad " name: " $0
+	if (typed[last] == "gauge" && name != "resolute_breaker_open") bad = bad " name: " $0
 	if (name ~ /_bucket$/ && $0 !~ /,le="([0-9.]+|\+Inf)"\} /) bad = bad " le: " $0
 	if (!typed[fam] || fam != last) bad = bad " sample outside its family: " $0
 	if (name ~ /_sum$/ ? $NF !~ /^[0-9]+\.[0-9]+$/ : $NF !~ /^[0-9]+$/) bad = bad " value: " $0
@@ -154,9 +156,11 @@ awk '
 END { if (bad != "") { print bad; exit 1 } if (n < 36) { print "only " n " samples"; exit 1 } }' "$prom" ||
 	fail "the exposition is malformed"
 families=$(grep -c '^# TYPE ' "$prom")
-# One family per counter: the twelve of SPEC 11 and the two of SPEC 10
-# (inbound_deadlines, deadline_headers); and the two histograms of SPEC 13.
-[ "$families" = 16 ] || fail "$families families, expected 16"
+# One family per counter: the twelve of SPEC 11, the two of SPEC 10
+# (inbound_deadlines, deadline_headers) and the two of SPEC 12
+# (breaker_opens, breaker_rejects); the two histograms of SPEC 13; and the
+# breaker gauge of SPEC 12.
+[ "$families" = 19 ] || fail "$families families, expected 19"
 # The read that timed out under read_timeout 200ms learned nothing (no
 # data ended its wait); the silent rule's connect did.
 expect resolute_read_wait_seconds_count "127.0.0.1:$sport" 0
@@ -197,8 +201,8 @@ PY
 # A segment of the previous layout for this policy (budgets only, no
 # suffix in its name): skipped with a note, exit status 0, never shown.
 seg=$("$CLI" stats --policy "$policy" | awk '/^  segment / { print $2 }')
-old=${seg%-v3}
-[ "$old" != "$seg" ] || fail "segment $seg is not named for layout 3"
+old=${seg%-v4}
+[ "$old" != "$seg" ] || fail "segment $seg is not named for layout 4"
 python3 - "$old" "$policy" <<'PY'
 import os, struct, sys
 head = struct.pack("<QIIQ", 0x3154454744554252, 1, 256, 24 + 512 + 256 * 280)

@@ -433,7 +433,7 @@ static void test_shm_path(void **state)
 	assert_string_equal(real, "<built-in>");
 	assert_int_equal(strncmp(path, "/dev/shm/resolute-1000-", 23), 0);
 	assert_int_equal(strlen(path), 23 + 16 + 3);
-	assert_string_equal(path + 23 + 16, "-v3");
+	assert_string_equal(path + 23 + 16, "-v4");
 	/* One file under two spellings is one budget. */
 	assert_int_equal(rs_shm_path("/etc/../etc/passwd", 0, path,
 	    sizeof(path), real, sizeof(real)), 0);

@@ -160,7 +160,7 @@ static void test_path_layout(void **state)
 	assert_int_equal(rs_shm_path("<built-in>", 42, path, sizeof(path),
 	    real, sizeof(real)), 0);
 	assert_int_equal(strncmp(path, "/dev/shm/resolute-42-", 21), 0);
-	assert_string_equal(path + strlen(path) - 3, "-v3");
+	assert_string_equal(path + strlen(path) - 3, "-v4");
 }
 
 /*

@@ -83,6 +83,47 @@ static void test_failover_and_dns(void **state)
 	rs_policy_free(p);
 }
 
+/* breaker: off by default, a mapping turns it on, a rule inherits it. */
+static void test_breaker(void **state)
+{
+	struct rs_policy *p = load_ok("tests/fixtures/valid/breaker.yaml");
+	const struct rs_rule *r = p->rules;
+	const struct rs_breaker_settings *d = &p->defaults.breaker;
+
+	(void)state;
+	assert_true(d->enabled);
+	assert_int_equal(d->failures, 3);
+	assert_int_equal(d->open_for_ms, 2000);
+	assert_int_equal(d->max_open_for_ms, 300000);
+	assert_int_equal(d->probes, 1);
+	assert_int_equal(d->scope, RS_SCOPE_MACHINE);
+	assert_false(rs_breaker_settings_has_status(d));
+	assert_true(r[0].settings.breaker.enabled);
+	assert_int_equal(r[0].settings.breaker.failures, 3);
+	assert_int_equal(r[0].settings.breaker.open_for_ms, 2000);
+	assert_int_equal(r[0].settings.breaker.max_open_for_ms, 60000);
+	assert_int_equal(r[0].settings.breaker.probes, 2);
+	assert_int_equal(r[0].settings.breaker.scope, RS_SCOPE_PROCESS);
+	assert_int_equal(r[0].set, RS_KEY_BREAKER | RS_KEY_BREAKER_MAX_OPEN_FOR |
+	    RS_KEY_BREAKER_PROBES | RS_KEY_BREAKER_SCOPE);
+	assert_true(rs_breaker_settings_fails(&r[1].settings.breaker, 503));
+	assert_true(rs_breaker_settings_fails(&r[1].settings.breaker, 502));
+	assert_false(rs_breaker_settings_fails(&r[1].settings.breaker, 429));
+	assert_false(rs_breaker_settings_fails(&r[1].settings.breaker, 200));
+	assert_false(r[2].settings.breaker.enabled);
+	assert_int_equal(r[2].set, RS_KEY_BREAKER);
+	rs_policy_free(p);
+	/* The compiled-in default has no breaker. */
+	struct rs_diags dg = { 0 };
+
+	assert_int_equal(rs_policy_load_default(&p, &dg), 0);
+	assert_false(p->defaults.breaker.enabled);
+	for (size_t i = 0; i < p->nrules; i++)
+		assert_false(p->rules[i].settings.breaker.enabled);
+	rs_policy_free(p);
+	rs_diags_free(&dg);
+}
+
 static void test_inheritance(void **state)
 {
 	struct rs_policy *p = load_ok("tests/fixtures/valid/inherit.yaml");
@@ -370,6 +411,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_inheritance),
 		cmocka_unit_test(test_invalid_fixtures),
+		cmocka_unit_test(test_breaker),
 		cmocka_unit_test(test_failover_and_dns),
 		cmocka_unit_test(test_shipped_policies),
 		cmocka_unit_test(test_builtin_equals_file),

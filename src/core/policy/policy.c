@@ -54,6 +54,7 @@ void rs_settings_init(struct rs_settings *s)
 	s->budget.window_ms = 10000;
 	s->budget.scope = RS_SCOPE_MACHINE;
 	rs_http_settings_init(&s->http);
+	rs_breaker_settings_init(&s->breaker);
 	s->passthrough = false;
 	s->failover = 1;
 }

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 
 #include "backoff.h"
+#include "breaker_settings.h"
 #include "deadline.h"
 #include "duration.h"
 #include "http_settings.h"
@@ -73,6 +74,20 @@ enum rs_key {
 	RS_KEY_HTTP_ALPN = 1u << 29,
 };
 
+/*
+ * The breaker's keys (SPEC 12), beyond what an enum constant may hold
+ * (an int): struct rs_rule.set is 64 bits wide.
+ */
+#define RS_KEY_BREAKER (UINT64_C(1) << 30)	/* `breaker:` (a mapping, or off) */
+#define RS_KEY_BREAKER_FAILURES (UINT64_C(1) << 31)
+#define RS_KEY_BREAKER_OPEN_FOR (UINT64_C(1) << 32)
+#define RS_KEY_BREAKER_MAX_OPEN_FOR (UINT64_C(1) << 33)
+#define RS_KEY_BREAKER_PROBES (UINT64_C(1) << 34)
+#define RS_KEY_BREAKER_ON_STATUS (UINT64_C(1) << 35)
+#define RS_KEY_BREAKER_SCOPE (UINT64_C(1) << 36)
+_Static_assert(RS_KEY_BREAKER > (uint64_t)RS_KEY_HTTP_ALPN,
+    "the breaker's key bits come after the enum's last");
+
 /* Bits of struct rs_settings.auto_mask: which timeouts are `auto`. */
 enum rs_auto_bit {
 	RS_AUTO_CONNECT = 1u << 0,
@@ -112,6 +127,7 @@ struct rs_settings {
 					   next address; 0 (off) */
 	/* SPEC 10: the header outbound requests carry the deadline in; "" off */
 	char deadline_header[RS_HEADER_NAME_MAX];
+	struct rs_breaker_settings breaker;	/* SPEC 12 */
 	struct rs_auto_timeout auto_timeout;	/* SPEC 13 */
 };
 
@@ -138,7 +154,8 @@ struct rs_match {
 struct rs_rule {
 	struct rs_match match;
 	struct rs_settings settings;	/* resolved: defaults + own keys */
-	unsigned set;			/* enum rs_key bits set by the rule */
+	uint64_t set;			/* enum rs_key bits (and RS_KEY_BREAKER*)
+					   set by the rule */
 	unsigned line;			/* of the rule's `match:` key */
 	unsigned col;
 };

@@ -96,6 +96,23 @@ static const struct rs_keydef http_rows[] = {
 };
 static const struct rs_keytab http_keys = TABLE(http_rows);
 
+/* SPEC 12; the values land in struct rs_breaker_settings. */
+static const struct rs_keydef breaker_rows[] = {
+	NUM("failures", RS_KIND_UINT, RS_KEY_BREAKER_FAILURES,
+	    breaker.failures, 1, RS_BREAKER_FAILURES_MAX),
+	DUR("open_for", RS_KEY_BREAKER_OPEN_FOR, breaker.open_for_ms,
+	    RS_BREAKER_OPEN_MIN_MS, DAY_MS, false),
+	DUR("max_open_for", RS_KEY_BREAKER_MAX_OPEN_FOR,
+	    breaker.max_open_for_ms, RS_BREAKER_OPEN_MIN_MS, DAY_MS, false),
+	NUM("probes", RS_KIND_UINT, RS_KEY_BREAKER_PROBES, breaker.probes, 1,
+	    RS_BREAKER_PROBES_MAX),
+	{ ROW("on_status", RS_KIND_STATUSES, RS_KEY_BREAKER_ON_STATUS,
+	    OFF(breaker.on_status), RS_HTTP_STATUS_MIN, RS_HTTP_STATUS_MAX) },
+	NAMES("scope", RS_KIND_NAME, RS_KEY_BREAKER_SCOPE, breaker.scope,
+	    scopes, "machine or process"),
+};
+static const struct rs_keytab breaker_keys = TABLE(breaker_rows);
+
 static const struct rs_keydef settings_rows[] = {
 	{ ROW("match", RS_KIND_MATCH, 0, 0, 0, 0), .host_only = true },
 	{ ROW("connect_timeout", RS_KIND_DURATION, RS_KEY_CONNECT_TIMEOUT,
@@ -122,6 +139,8 @@ static const struct rs_keydef settings_rows[] = {
 	    "on or off"),
 	{ ROW("deadline_header", RS_KIND_HEADER, RS_KEY_DEADLINE_HEADER,
 	    OFF(deadline_header), 0, 0) },
+	{ ROW("breaker", RS_KIND_MAP, RS_KEY_BREAKER, OFF(breaker.enabled), 0,
+	    0), .sub = &breaker_keys, .off_ok = true },
 	{ ROW("auto_timeout", RS_KIND_MAP, 0, 0, 0, 0), .sub = &auto_keys },
 };
 const struct rs_keytab rs_settings_keys = TABLE(settings_rows);

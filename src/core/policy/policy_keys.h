@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* What a key's value is, and so how it is checked and stored. */
 enum rs_key_kind {
@@ -33,7 +34,7 @@ struct rs_keytab;
 struct rs_keydef {
 	const char *name;
 	enum rs_key_kind kind;
-	unsigned bit;			/* enum rs_key (policy.h) */
+	uint64_t bit;			/* enum rs_key (policy.h) */
 	size_t off;			/* into struct rs_settings */
 	double min, max;		/* durations in ms, numbers */
 	bool off_ok;			/* durations, MAP: `off` is allowed

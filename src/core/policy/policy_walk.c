@@ -71,6 +71,10 @@ static void apply_duration(struct rs_walk *w, const struct rs_keydef *f,
 		w->base_val = val;
 	if (f->bit == RS_KEY_BACKOFF_CAP)
 		w->cap_val = val;
+	if (f->bit == RS_KEY_BREAKER_OPEN_FOR)
+		w->open_val = val;
+	if (f->bit == RS_KEY_BREAKER_MAX_OPEN_FOR)
+		w->max_open_val = val;
 }
 
 /* Accepts -?[0-9]+ (integer) or -?[0-9]+(.[0-9]+)? (number). */
@@ -382,6 +386,24 @@ static void check_cap(struct rs_walk *w)
 		    "than cap %s", base, cap);
 }
 
+/* Likewise a breaker's max_open_for below its open_for. */
+static void check_open_for(struct rs_walk *w)
+{
+	const struct rs_breaker_settings *b = &w->s->breaker;
+	char open[32], max[32];
+
+	if (b->max_open_for_ms >= b->open_for_ms)
+		return;
+	rs_duration_format(b->open_for_ms, open, sizeof(open));
+	rs_duration_format(b->max_open_for_ms, max, sizeof(max));
+	if (w->max_open_val)
+		rs_ydoc_err(w->l, w->max_open_val, "breaker max_open_for %s "
+		    "is smaller than open_for %s", max, open);
+	else if (w->open_val)
+		rs_ydoc_err(w->l, w->open_val, "breaker open_for %s is larger "
+		    "than max_open_for %s", open, max);
+}
+
 /*
  * An `auto` timeout stands for auto_timeout.max until something is
  * learned, and is bounded by it after (SPEC 13): the field holds max, so
@@ -414,6 +436,7 @@ void rs_walk_settings(struct rs_walk *w, const struct rs_ynode *map)
 {
 	walk_map(w, map, &rs_settings_keys);
 	check_cap(w);
+	check_open_for(w);
 	resolve_auto(w);
 }
 

@@ -19,16 +19,17 @@
 struct rs_walk {
 	struct rs_yload *l;
 	struct rs_settings *s;		/* filled in place */
-	unsigned set;			/* enum rs_key bits set */
+	uint64_t set;			/* enum rs_key bits set */
 	bool host;			/* a host rule: host-only keys ok */
 	const struct rs_ynode *base_val, *cap_val;
+	const struct rs_ynode *open_val, *max_open_val;	/* breaker */
 	const struct rs_ynode *min_val, *max_val;	/* auto_timeout */
 	const struct rs_ynode *match_key, *match_val;	/* for the caller */
 };
 
 /*
  * Walks the settings keys of map into w->s (with w->set), then checks
- * backoff cap >= base.  A host rule's `match:` is only remembered in
+ * backoff cap >= base and breaker max_open_for >= open_for.  A host rule's `match:` is only remembered in
  * w->match_key / match_val.
  */
 void rs_walk_settings(struct rs_walk *w, const struct rs_ynode *map);

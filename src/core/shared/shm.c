@@ -134,6 +134,7 @@ static void init_header(struct rs_shm_table *t, const char *real)
 	__atomic_store_n(&t->ncounters, RS_SHM_COUNTERS, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->nlearn, RS_SHM_LEARN, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->nbuckets, RS_LAT_BUCKETS, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->nbreakers, RS_BREAKER_SLOTS, __ATOMIC_RELAXED);
 	for (size_t i = 0; i <= n; i++)
 		__atomic_store_n(&t->policy[i], real[i], __ATOMIC_RELAXED);
 	__atomic_compare_exchange_n(&t->magic, &zero, RS_SHM_MAGIC, false,
@@ -149,7 +150,7 @@ static int check_header(struct rs_shm_table *t, const char *real,
 	    t->version != RS_SHM_VERSION || t->nslots != RS_SHM_SLOTS ||
 	    t->size != sizeof(*t) || t->nmetrics != RS_SHM_METRICS ||
 	    t->ncounters != RS_SHM_COUNTERS || t->nlearn != RS_SHM_LEARN ||
-	    t->nbuckets != RS_LAT_BUCKETS)
+	    t->nbuckets != RS_LAT_BUCKETS || t->nbreakers != RS_BREAKER_SLOTS)
 		return -EPROTO;
 	if (real && strncmp(t->policy, real, RS_SHM_POLICY_MAX) != 0)
 		return -EPROTO;
@@ -324,14 +325,30 @@ static void fill_metric(struct rs_shm_metric *m, const char *text,
 	__atomic_store_n(&m->ready, 1, __ATOMIC_RELEASE);
 }
 
+uint64_t rs_shm_rule_key(const struct rs_rule *rule)
+{
+	const char *text = rule ? rule->match.text : "\001defaults";
+	uint64_t key = rs_shm_hash(RS_FNV_INIT, text, strlen(text) + 1);
+
+	return key ? key : 1;
+}
+
+const struct rs_shm_metric *rs_shm_metric_find(const struct rs_shm_table *t,
+    uint64_t key)
+{
+	bool fresh;
+
+	return probe((void *)t->metrics, RS_SHM_METRICS, sizeof(t->metrics[0]),
+	    key, false, &fresh);
+}
+
 struct rs_shm_metric *rs_shm_metric(struct rs_shm_table *t,
     const struct rs_rule *rule)
 {
 	const char *text = rule ? rule->match.text : "\001defaults";
-	uint64_t key = rs_shm_hash(RS_FNV_INIT, text, strlen(text) + 1);
 	bool fresh = false;
 	struct rs_shm_metric *m = probe(t->metrics, RS_SHM_METRICS,
-	    sizeof(*m), key ? key : 1, true, &fresh);
+	    sizeof(*m), rs_shm_rule_key(rule), true, &fresh);
 
 	if (m && fresh)
 		fill_metric(m, rule ? text : "defaults", rule != NULL,

@@ -36,6 +36,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "breaker_table.h"
 #include "budget_acct.h"
 #include "latency.h"
 #include "policy.h"
@@ -43,7 +44,7 @@
 #define RS_SHM_DIR "/dev/shm"
 #define RS_SHM_PREFIX "resolute-"
 #define RS_SHM_MAGIC 0x3154454744554252ull	/* "RBUDGET1", every layout */
-#define RS_SHM_VERSION 3
+#define RS_SHM_VERSION 4
 #define RS_SHM_SLOTS 256
 #define RS_SHM_RULE_MAX 64
 #define RS_SHM_POLICY_MAX 512
@@ -119,6 +120,10 @@ struct rs_shm_table {
 	uint32_t nlearn;
 	uint32_t nbuckets;
 	struct rs_shm_learn learn[RS_SHM_LEARN];
+	/* Layout 3 ended here; layout 4 adds the breakers (SPEC 12). */
+	uint32_t nbreakers;
+	uint32_t breaker_pad;
+	struct rs_breaker_table breakers;
 };
 
 /* The header every layout begins with, as rs_shm_peek() reads it. */
@@ -179,6 +184,13 @@ const struct rs_shm_slot *rs_shm_slot_find(const struct rs_shm_table *t,
  */
 struct rs_shm_metric *rs_shm_metric(struct rs_shm_table *t,
     const struct rs_rule *rule);
+
+/* Returns the key a rule's counters (and breakers) are kept under. */
+uint64_t rs_shm_rule_key(const struct rs_rule *rule);
+
+/* Returns the counters kept under key, or NULL; never writes. */
+const struct rs_shm_metric *rs_shm_metric_find(const struct rs_shm_table *t,
+    uint64_t key);
 
 /*
  * Returns the learned latency of one rule (NULL: the defaults) with

@@ -35,6 +35,8 @@ static const char *const names[RS_STAT_COUNT] = {
 	"budget_denials", "read_timeouts", "write_timeouts", "failovers",
 	"dns_retries", "http_retries", "http_give_ups", "inbound_deadlines",
 	"deadline_headers",
+	"breaker_opens",
+	"breaker_rejects",
 };
 
 const char *rs_stats_name(enum rs_stat k)

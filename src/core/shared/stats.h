@@ -32,6 +32,8 @@ enum rs_stat {
 	RS_STAT_HTTP_GIVE_UPS,	/* retryable responses handed over (9) */
 	RS_STAT_INBOUND_DEADLINES,	/* requests whose deadline a thread took (10) */
 	RS_STAT_DEADLINE_HEADERS,	/* requests sent with our deadline header (10) */
+	RS_STAT_BREAKER_OPENS,	/* breakers opened, or reopened by a probe (12) */
+	RS_STAT_BREAKER_REJECTS,	/* attempts a breaker failed at once (12) */
 	RS_STAT_COUNT
 };
 

@@ -25,6 +25,7 @@
 
 #include "budget.h"
 #include "clock.h"
+#include "connect_breaker.h"
 #include "dest.h"
 #include "hot.h"
 #include "learn.h"
@@ -166,6 +167,9 @@ static inline void connected(struct rs_fd *e, int64_t now, bool measured)
 		rs_learn_record(e->rule, e->settings, RS_LEARN_CONNECT,
 		    (now - e->attempt_start_ms) * 1000, now);
 	rs_retarget_note(e, 0, now);
+	if (rs_breakers_on(e->settings) &&
+	    rs_connect_breaker_success_counts(e))
+		rs_connect_breaker_note(e, 0, now);
 	rs_fd_touch(e, now);
 	rs_fd_set_state(e, RS_FD_CONNECTED);
 	if (e->attempt > 1)
@@ -205,13 +209,18 @@ static void after_failure(int fd, struct rs_fd *e, int err, int64_t now)
 		rs_stats_add(e->rule, RS_STAT_TIMEOUTS);
 	if (cls != RS_CLASS_NONE)
 		rs_retarget_note(e, err, now);
+	/* A retry to an address whose breaker this failure left open would
+	   only be rejected, after a useless backoff wait. */
+	bool open = (cls & s->retry_on) && rs_breakers_on(s) &&
+	    rs_connect_breaker_note(e, err, now) && !rs_retarget_has_next(e);
+
 	rs_outcome_dissolve(fd, e->addr.ss_family, err);
-	if (!(cls & s->retry_on) || e->attempt >= s->attempts) {
+	if (!(cls & s->retry_on) || e->attempt >= s->attempts || open) {
 		bool retried = e->attempt > 1;
 
 		log_attempt(retried || cls == RS_CLASS_TIMEOUT ? RS_LOG_WARN :
 			RS_LOG_INFO, e, err, -1, "give_up",
-		    retried ? "; giving up" : "");
+		    open ? "; breaker open" : retried ? "; giving up" : "");
 		conclude(fd, e, err, now);
 		return;
 	}
@@ -261,6 +270,27 @@ static void out_of_time(int fd, struct rs_fd *e, int64_t now)
 	conclude(fd, e, ETIMEDOUT, now);
 }
 
+/*
+ * Ends the logical connect at once with the error that opened the
+ * breaker of every address it may try (SPEC 12): no packet is sent.
+ */
+static void rejected(int fd, struct rs_fd *e, int err, int64_t now)
+{
+	struct rs_dest d;
+
+	if (rs_log_enabled(RS_LOG_INFO)) {
+		struct rs_log_fields f = rs_dest_log_fields(e, &d,
+		    "breaker_reject");
+
+		f.attempt = (int)e->attempt + 1;
+		f.attempts = (int)e->settings->attempts;
+		f.error = describe(err);
+		rs_log(RS_LOG_INFO, &f, "connect %s: breaker open; failing at "
+		    "once: %s", d.text, describe(err));
+	}
+	conclude(fd, e, err, now);
+}
+
 /* When an attempt that starts now must end: connect_timeout, capped. */
 static int64_t attempt_deadline(const struct rs_fd *e, int64_t now)
 {
@@ -276,6 +306,14 @@ static void start_attempt(int fd, struct rs_fd *e, int64_t now)
 {
 	if (e->attempt > 0)
 		rs_retarget_next(fd, e, now);
+	if (rs_breakers_on(e->settings)) {
+		int err = rs_connect_breaker_gate(fd, e, now);
+
+		if (err) {
+			rejected(fd, e, err, now);
+			return;
+		}
+	}
 	e->attempt++;
 	rs_stats_add(e->rule, RS_STAT_ATTEMPTS);
 	e->attempt_start_ms = now;
@@ -339,6 +377,7 @@ static int kernel_attempt(int fd, struct rs_fd *e, int64_t now)
 
 	if (until - now < KERNEL_MIN_MS || e->attempt || rs_fd_state(e) !=
 	    RS_FD_BACKOFF || now < e->retry_at_ms ||
+	    (rs_breakers_on(e->settings) && !rs_connect_breaker_lets(e, now)) ||
 	    rs_realfast_setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
 		sizeof(tv)) < 0) {
 		rs_stats_add(e->rule, RS_STAT_CONNECTS);

@@ -449,7 +449,7 @@ static int judge(struct rs_fd *e, struct rs_hconn *h, int fd, bool may_fail,
 	/* Bytes the last look had not seen: the socket was active. */
 	if ((size_t)n > h->m.judged)
 		rs_fd_touch(e, rs_clock_now_ms());
-	v = rs_hr_judge(&h->m, h->buf, (size_t)n, n == sizeof(h->buf),
+	v = rs_hb_judge(e, &h->m, h->buf, (size_t)n, n == sizeof(h->buf),
 	    n == 0, rs_clock_epoch_ms());
 	/* The beginning of a head and then the peer's end: the program
 	   reads those bytes and the end (or the reset), as it would have;

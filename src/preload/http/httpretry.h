@@ -29,6 +29,7 @@
 #include <sys/uio.h>
 
 #include "fdtable.h"
+#include "httpbreaker.h"
 #include "http_retry.h"
 #include "httppoll.h"
 #include "httpstate.h"

@@ -146,7 +146,7 @@ static int await(struct rs_hconn *h, struct rs_fd *e, int fd, int64_t now,
 	/* Bytes the last look had not seen: the socket was active. */
 	if ((size_t)n > h->m.judged)
 		rs_fd_touch(e, now);
-	enum rs_hr_verdict v = rs_hr_judge(&h->m, h->buf, (size_t)n,
+	enum rs_hr_verdict v = rs_hb_judge(e, &h->m, h->buf, (size_t)n,
 	    n == sizeof(h->buf), n == 0, rs_clock_epoch_ms());
 
 	/* The peer ended inside the head: shown as it came (httpretry.c). */

@@ -165,7 +165,7 @@ static bool armed_ours(const struct rs_fd *e, bool out)
 {
 	const struct rs_settings *s = e->settings;
 	uint32_t t = out ? s->write_timeout_ms : s->read_timeout_ms, ms;
-	bool ours;
+	bool ours = false;	/* set by choose(); gcc -O1 cannot see it */
 
 	if ((s->auto_mask & (out ? RS_AUTO_WRITE : RS_AUTO_READ)) &&
 	    e->own_tmo_ms[out] == 0)

@@ -74,6 +74,14 @@ void rs_retarget_next(int fd, struct rs_fd *e, int64_t now_ms)
 	rs_stats_add(e->rule, RS_STAT_FAILOVERS);
 }
 
+bool rs_retarget_has_next(const struct rs_fd *e)
+{
+	struct rs_name_addr list[RS_NAMES_PER_NAME];
+
+	return applies(e) &&
+	    rs_names_addresses(e->host, list, RS_NAMES_PER_NAME) >= 2;
+}
+
 void rs_retarget_record(const struct rs_fd *e, int err, int64_t now_ms)
 {
 	struct rs_name_addr a;

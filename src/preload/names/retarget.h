@@ -25,6 +25,12 @@
  */
 void rs_retarget_next(int fd, struct rs_fd *e, int64_t now_ms);
 
+/*
+ * Whether a retry of e's connect may go to another address: its rule has
+ * failover on and the program resolved its name to several addresses.
+ */
+bool rs_retarget_has_next(const struct rs_fd *e);
+
 /* rs_retarget_note() of a rule with failover. */
 void rs_retarget_record(const struct rs_fd *e, int err, int64_t now_ms);
 

@@ -80,6 +80,8 @@ struct rs_fd {
 	int final_error;		/* FAILED: what SO_ERROR reports */
 	bool blocking_interrupted;	/* a blocking connect got EINTR */
 	bool safety_net_set;		/* TCP_USER_TIMEOUT is ours for now */
+	bool breaker_probe;		/* the attempt is a breaker's probe */
+	bool breaker_known;		/* its address has a breaker entry */
 	uint32_t own_tmo_ms[2];		/* SO_RCVTIMEO, SO_SNDTIMEO; 0 none */
 	struct timeval own_tv[2];	/* the same, as the program set them */
 	uint32_t kt_ms[2];		/* the value of ours it holds */
