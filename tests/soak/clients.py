@@ -176,7 +176,10 @@ def http_post(s, opid, host):
 
 def redis_op(s, rng, key):
     val = rng.randbytes(size(rng, 65536)).hex().encode()
-    k = key.encode()
+    # A key of this operation's own: a SET the client gave up on (its
+    # read timed out while the server was frozen) still lands when the
+    # server thaws, and must not overwrite the value a later one checks.
+    k = ("%s-%d" % (key, rng.randrange(1 << 40))).encode()
     s.sendall(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (
         len(k), k, len(val), val))
     if recv_exact(s, 5) != b"+OK\r\n":
