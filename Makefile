@@ -82,7 +82,7 @@ ITEST_BIN := $(patsubst tests/integration/%.c,$(B)/itests/%,$(ITEST_SRC))
 
 .PHONY: all lib cli tests test test-peer unit integration demo demo-deadline bench install \
 	uninstall asan tsan valgrind fuzz format format-check lint clean help \
-	deps coverage unit-tests deb build-deps test-deps
+	deps coverage unit-tests deb build-deps test-deps soak soak-ci
 
 all: lib cli ## build build/libresolute.so and build/resolute
 
@@ -247,6 +247,23 @@ asan: ## the whole test suite under ASan+UBSan
 		all tests
 	$(Q)B=build-asan RS_ASAN=1 scripts/run-tests.sh
 
+# The soak (tests/soak/run.sh, doc/reliability.md): real servers and
+# clients under rotating faults, with and without the library, in private
+# namespaces; the table, the checks and $(B)/soak/soak.svg at the end.
+soak: all ## SOAK_SECONDS (1800) of real traffic under rotating faults, library vs bare (root)
+	$(Q)B=$(B) tests/soak/run.sh
+
+# The short form CI runs: 90 s (one bare cycle whole, the next one's
+# restart and dead address), then 40 s with make asan's build, whose
+# reports fail it.  About two and a half minutes in all.
+soak-ci: all ## the soak's short form: 90 s, then 40 s under ASan (build-asan)
+	$(Q)SOAK_SECONDS=90 SOAK_FAULT_S=3 B=$(B) tests/soak/run.sh
+	$(Q)$(MAKE) --no-print-directory B=build-asan OPT="-O1 -g" \
+		SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+		all
+	$(Q)SOAK_ASAN=1 SOAK_BARE=0 SOAK_SECONDS=40 SOAK_FAULT_S=3 B=build-asan \
+		SOAK_OUT=$(B)/soak-asan tests/soak/run.sh
+
 test-peer: all ## CPython's socket test suite bare and under the library, compared case by case
 	$(Q)RS_LIB=$(CURDIR)/$(B)/libresolute.so scripts/peer-suite.sh
 
@@ -310,7 +327,7 @@ lint: ## cppcheck, shellcheck, the no-interposed-calls rule, the layering, SPDX 
 	cppcheck --quiet --error-exitcode=1 --std=c11 -D_GNU_SOURCE \
 		--suppress=missingIncludeSystem --inline-suppr \
 		$(patsubst %/,-I%,$(DIRS_CORE) $(DIRS_PRELOAD)) src
-	shellcheck -S warning scripts/*.sh .ci/run tests/programs/*.sh
+	shellcheck -S warning scripts/*.sh .ci/run tests/programs/*.sh tests/soak/*.sh
 	scripts/lint-calls.sh
 	B=$(B) scripts/lint-layers.sh
 	scripts/lint-spdx.sh

@@ -76,6 +76,9 @@
 #define RECV(d) { .fn = FK_RECV, .fd = FD, .data = (d), .ret = -1 }
 #define READ_FAILS(e) { .fn = FK_READ, .fd = FD, .err = (e) }
 #define SLEEP(t) FK_POLL_QUIET(t)
+/* After an incomplete head: has the peer ended?  Not yet, or it has. */
+#define OPEN FK_POLL_QUIET(0)
+#define ENDED FK_POLL_READY(0, 0, FD, POLLIN | POLLRDHUP)
 #define READABLE(t, a) FK_POLL_READY((t), (a), FD, POLLIN)
 /* A blocking logical connect that succeeds at once. */
 #define RECONNECT FK_DISSOLVE(FD), FK_CONNECT_START(FD), \
@@ -222,12 +225,20 @@ static const struct http_case cases[] = {
 	{
 		.name = "a partial head: SO_RCVLOWAT waits for the rest",
 		.policy = PLAIN, .request = GET,
-		.steps = { SENT, PEEK("HTTP/1.1 50"), READABLE(-1, 30),
+		.steps = { SENT, PEEK("HTTP/1.1 50"), OPEN, READABLE(-1, 30),
 			PEEK(R503), CONSUME(R503), SLEEP(101), SENT,
 			PEEK(R200), READ(R200) },
 		.want = sizeof(R200) - 1, .want_data = R200,
 		.want_sent = GET GET, .want_ms = 131, .retries = 1,
 		.lowat_peak = 12,
+	},
+	{
+		/* Found by the soak: the peek saw "HTTP/" however often the
+		   peer's end woke the wait, and the read spun for ever. */
+		.name = "a head the peer ends: shown as it came, at once",
+		.policy = PLAIN, .request = GET,
+		.steps = { SENT, PEEK("HTTP/"), ENDED, READ("HTTP/") },
+		.want = 5, .want_data = "HTTP/", .want_sent = GET,
 	},
 	{
 		.name = "the process deadline refuses the retry",
@@ -256,7 +267,7 @@ static const struct http_case cases[] = {
 		.name = "read_timeout: bytes of a slow head move it on",
 		.policy = HPOLICY("3", "500ms", "off", "5s"), .request = GET,
 		.steps = { SENT, PEEK_NONE(EAGAIN), READABLE(501, 400),
-			PEEK("HTTP/1.1 20"), READABLE(501, 400),
+			PEEK("HTTP/1.1 20"), OPEN, READABLE(501, 400),
 			PEEK(R200), RECV(R200) },
 		.want = sizeof(R200) - 1, .want_data = R200, .want_sent = GET,
 		.want_ms = 800, .lowat_peak = 12,

@@ -235,7 +235,8 @@ static const struct hw_case cases[] = {
 	{
 		.name = "a partial head raises SO_RCVLOWAT, then puts it back",
 		.policy = HPOLICY("off"),
-		.steps = { SENT, PEEK("HTTP/1.1 2"), PEEK(R200), READ(R200) },
+		.steps = { SENT, PEEK("HTTP/1.1 2"), FK_POLL_QUIET(0), PEEK(R200),
+			READ(R200) },
 		.ops = { WRITE, STEP(1, RS_HW_IN, -1), STEP(1, RS_HW_SHOW, -1),
 			READS(sizeof(R200) - 1) },
 		.want_sent = GET, .want_data = R200, .lowat_peak = 11,
@@ -247,6 +248,16 @@ static const struct hw_case cases[] = {
 		.ops = { WRITE, STEP(1, RS_HW_IN, 501), ADVANCE(501),
 			STEP(0, RS_HW_NONE, -1) },
 		.want_sent = GET,
+	},
+	{
+		/* Found by the soak: "HTTP/" and then the peer's end were
+		   hidden until the program's own timeout. */
+		.name = "a head the peer ends: nothing hidden, shown as it came",
+		.policy = HPOLICY("off"),
+		.steps = { SENT, PEEK("HTTP/"),
+			FK_POLL_READY(0, 0, FD, POLLIN | POLLRDHUP), READ("HTTP/") },
+		.ops = { WRITE, STEP(1, RS_HW_NONE, -1), READS(5) },
+		.want_sent = GET, .want_data = "HTTP/",
 	},
 	{
 		.name = "not HTTP: nothing hidden, the socket is the kernel's",

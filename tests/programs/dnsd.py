@@ -8,7 +8,8 @@ Answers UDP queries on ADDR port 53.  For FAIL_MS milliseconds from the
 first query (and again after each SIGUSR1) every query gets SERVFAIL (or,
 with --mode silent, no answer at all); after that, NAME gets an A record
 with its address, other types of NAME an empty NOERROR answer, and every
-other name NXDOMAIN.  NAME=servfail is always answered SERVFAIL;
+other name NXDOMAIN.  NAME=IP1,IP2,... gets one A record per address, in that order.
+NAME=servfail is always answered SERVFAIL;
 NAME=slowfail:MS too, MS milliseconds after the query.  Prints "ready" once bound and a line per query to
 standard error, "<epoch_ms> query NAME type T servfail|silent|answer"; exits after LIFE seconds (default 60) so that a test that
 forgets it cannot leave it running.
@@ -49,14 +50,14 @@ def question(msg):
     return ".".join(labels).lower(), qtype, off + 5
 
 
-def reply(msg, rcode, answer=None):
+def reply(msg, rcode, answers=()):
     qid, flags = struct.unpack("!HH", msg[:4])
     _, _, end = question(msg)
     flags = 0x8000 | (flags & 0x7900) | 0x0080 | rcode
-    head = struct.pack("!HHHHHH", qid, flags, 1, 1 if answer else 0, 0, 0)
+    head = struct.pack("!HHHHHH", qid, flags, 1, len(answers), 0, 0)
     body = msg[12:end]
-    if answer:
-        body += struct.pack("!HHHIH", 0xC00C, 1, 1, 0, 4) + answer
+    for a in answers:
+        body += struct.pack("!HHHIH", 0xC00C, 1, 1, 0, 4) + a
     return head + body
 
 
@@ -102,7 +103,8 @@ def main():
         if ip is None:
             s.sendto(reply(msg, 3), peer)
         elif qtype == 1:
-            s.sendto(reply(msg, 0, socket.inet_aton(ip)), peer)
+            s.sendto(reply(msg, 0, [socket.inet_aton(a)
+                                    for a in ip.split(",")]), peer)
         else:
             s.sendto(reply(msg, 0), peer)
 

@@ -10,6 +10,8 @@ instance by the second, so that one server serves every case:
   /bodyless/ID  per connection: a 204 first, then 503 (with a body) for
                 the first try of the next request, then 200 "ok"
   /silent/ID    the request is read and never answered (held 5 s)
+  /cut/ID/rst   "HTTP/" (the beginning of a status line), then a reset
+  /cut/ID/fin   "HTTP/", then the connection closed (FIN)
   /_stats/ID    {"connections": N, "requests": M} of ID
 
 Everything is bounded: --lifetime seconds in all, 5 s per connection.
@@ -17,6 +19,7 @@ Everything is bounded: --lifetime seconds in all, 5 s per connection.
 import argparse
 import json
 import socket
+import struct
 import threading
 import time
 
@@ -77,6 +80,12 @@ def serve(conn):
                 else:
                     reply(conn, "200 OK", b"ok")
                 continue
+            if kind == "cut":
+                conn.sendall(b"HTTP/")
+                if parts[2] == "rst":
+                    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                    struct.pack("ii", 1, 0))
+                return
             if kind == "silent":
                 time.sleep(5)
                 return

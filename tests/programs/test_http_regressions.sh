@@ -20,6 +20,12 @@
 #   400 ms later in the same thread: the deadline ended with the 204 (a
 #   response without a body), so the connect succeeds; it used to fail at
 #   once with ETIMEDOUT, the request's deadline long past.
+# - python3 socket, blocking and with a timeout (poll): the server sends
+#   "HTTP/" and then resets or closes the connection.  The program gets
+#   those 5 bytes and the reset (the end) at once, as bare; the head's
+#   beginning used to be held for ever, the blocking engine spinning on
+#   its peek, until read_timeout (ETIMEDOUT, the bytes lost) or, with
+#   none, for ever (found by the soak, tests/soak).
 #
 # About 5 s in all.
 set -u
@@ -164,5 +170,46 @@ else
 	cat "$tmp/out4" >>"$tmp/out"
 	show
 fi
+
+# 5. The beginning of a status line, then the server's end: shown at once.
+cat >"$tmp/cut.yaml" <<'YAML'
+version: 1
+hosts:
+  - match: 127.0.0.1
+    http:
+      retry_on_status: [503]
+YAML
+for end in rst fin; do
+	for how in blocking poll; do
+		timeout 10 env LD_PRELOAD="$LIB" RESOLUTE_POLICY="$tmp/cut.yaml" \
+		    python3 -c 'import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+if sys.argv[3] == "poll":
+    s.settimeout(5)
+s.sendall(b"GET /cut/c5/" + sys.argv[2].encode() + b" HTTP/1.1\r\nHost: a\r\n\r\n")
+t, got = time.monotonic(), b""
+try:
+    while True:
+        b = s.recv(100)
+        if not b:
+            print("end", got.decode(), int((time.monotonic() - t) * 1000))
+            break
+        got += b
+except OSError as e:
+    print("error", e.errno, got.decode(), int((time.monotonic() - t) * 1000))' \
+		    "$port" "$end" "$how" >"$tmp/out" 2>&1
+		rc=$?
+		r=$(head -1 "$tmp/out")
+		want="end HTTP/"
+		[ $end = rst ] && want="error 104 HTTP/"
+		line="\"HTTP/\" then a $end, $how read: exit $rc, ${r:-nothing}"
+		ms=${r##* }
+		case $r in
+		"$want "*) [ "$ms" -lt $((300 + SLACK)) ] && ok "$line" ||
+		    fail "$line (want it at once)" ;;
+		*) fail "$line (want: $want, then the time)"; show ;;
+		esac
+	done
+done
 
 [ $fails -eq 0 ]

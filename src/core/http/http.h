@@ -72,6 +72,7 @@ enum rs_http_why {
 	RS_HTTP_WHY_OVERSIZE,	/* the request outgrew what may be kept */
 	RS_HTTP_WHY_MEMORY,	/* no memory for the copy */
 	RS_HTTP_WHY_CUT,	/* the program's own SO_SNDTIMEO cut a head */
+	RS_HTTP_WHY_ENDED,	/* the peer ended inside a response head */
 };
 
 struct rs_http_config {

@@ -36,29 +36,6 @@
 #include "runtime.h"
 #include "stats.h"
 
-int rs_hconn_wait(const struct rs_fd *e, const struct rs_hconn *h, int fd,
-    short events, int64_t until, int64_t own)
-{
-	struct pollfd p = { .fd = fd, .events = events };
-	int64_t now, end = rs_clock_min(until, own);
-	int r;
-
-	for (;;) {
-		if (rs_hconn_closed(e, h))
-			return -EBADF;
-		now = rs_clock_now_ms();
-		if (end != RS_NEVER && now >= end)
-			return own <= until ? -EAGAIN : 0;
-		r = rs_real_poll(&p, 1, rs_clock_remaining_ms(end, now));
-		if (r > 0)
-			return rs_hconn_closed(e, h) ? -EBADF : 1;
-		if (r < 0 && errno != EINTR)
-			return -errno;
-		if (r < 0 && (own != RS_NEVER || !rs_signals_restart()))
-			return -EINTR;
-	}
-}
-
 /*
  * The engine's own sends and reads, each of the socket or of the
  * connection's transport (h->tx), with libc's convention.
@@ -474,6 +451,15 @@ static int judge(struct rs_fd *e, struct rs_hconn *h, int fd, bool may_fail,
 		rs_fd_touch(e, rs_clock_now_ms());
 	v = rs_hb_judge(e, &h->m, h->buf, (size_t)n, n == sizeof(h->buf),
 	    n == 0, rs_clock_epoch_ms());
+	/* The beginning of a head and then the peer's end: the program
+	   reads those bytes and the end (or the reset), as it would have;
+	   waiting for more would wait for ever (the peek sees the same
+	   bytes however often the end wakes the wait).  A TLS transport's
+	   peek reads the socket itself, and so meets the end. */
+	if (v == RS_HR_MORE && h->tx == NULL && rs_hconn_peer_done(fd)) {
+		rs_hr_pass(&h->m, RS_HTTP_WHY_ENDED);
+		return 1;
+	}
 	if (v == RS_HR_MORE)
 		return waited(e, wait_more(e, h, fd, (size_t)n, read_until(e),
 		    h->own_until));

@@ -31,6 +31,7 @@
 #include "fdtable.h"
 #include "httpbreaker.h"
 #include "http_retry.h"
+#include "httppoll.h"
 #include "httpstate.h"
 
 /*
@@ -61,20 +62,6 @@ ssize_t rs_hconn_write(struct rs_hconn *h, struct rs_fd *e, int fd,
  */
 int rs_hconn_release(struct rs_hconn *h, struct rs_fd *e, int fd);
 
-/*
- * Waits, for a blocking call of the program's, until fd has `events` (fd
- * -1: none, a sleep), or until the monotonic time `until` (RS_NEVER: no
- * limit).  Returns 1, 0 on timeout, or -errno.  own is the program's own
- * socket timeout for the call (RS_NEVER: none): when it comes first the
- * wait ends with -EAGAIN, as the kernel's blocking call would.  A signal
- * ends the wait with -EINTR where the kernel's call would have been
- * interrupted (a handler without SA_RESTART, or the program's own
- * timeout set): a program's alarm() must still cut its read short.  The
- * engine's state stays where it was; the next call goes on from it.
- * -EBADF: the descriptor was closed meanwhile (rs_hconn_closed()).
- */
-int rs_hconn_wait(const struct rs_fd *e, const struct rs_hconn *h, int fd,
-    short events, int64_t until, int64_t own);
 
 /*
  * A RETRY verdict: asks the deadline and the retry budget, logs and

@@ -149,6 +149,12 @@ static int await(struct rs_hconn *h, struct rs_fd *e, int fd, int64_t now,
 	enum rs_hr_verdict v = rs_hb_judge(e, &h->m, h->buf, (size_t)n,
 	    n == sizeof(h->buf), n == 0, rs_clock_epoch_ms());
 
+	/* The peer ended inside the head: shown as it came (httpretry.c). */
+	if (v == RS_HR_MORE && rs_hconn_peer_done(fd)) {
+		lowat_restore(h, fd);
+		rs_hr_pass(&h->m, RS_HTTP_WHY_ENDED);
+		return RS_HW_NONE;
+	}
 	if (v == RS_HR_MORE) {
 		lowat(h, fd, (size_t)n);
 		return want_in(e, now, next);
