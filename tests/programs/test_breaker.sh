@@ -25,6 +25,7 @@ RS_CLI=${RS_CLI:-$RS_BUILD/resolute}
 SLACK=${RS_SLACK_MS:-0}
 # shellcheck source=tests/programs/lib.sh
 . tests/programs/lib.sh
+. tests/programs/sanitizer.sh
 fails=0
 
 if [ "${RS_NETNS:-}" != 1 ] || [ "$(id -u)" != 0 ]; then
@@ -146,10 +147,13 @@ for steps in connect "nbconnect poll:2000 soerror" \
 	case $r in *ETIMEDOUT*) same=$((same + 1)) ;; esac
 done
 ct=$(now_ms)
-LD_PRELOAD="$RS_LIB" RESOLUTE_POLICY="$tmp/storm.yaml" RESOLUTE_LOG=error timeout 10 \
-    curl -s -o /dev/null "http://127.0.0.31:$port/"
-crc=$?
-n=$((n + 1))
+crc=skip
+if usable curl --version >/dev/null; then
+	LD_PRELOAD="$RS_LIB" RESOLUTE_POLICY="$tmp/storm.yaml" RESOLUTE_LOG=error timeout 10 \
+	    curl -s -o /dev/null "http://127.0.0.31:$port/"
+	crc=$?
+	n=$((n + 1))
+fi
 ct=$(($(now_ms) - ct))
 total=$(($(now_ms) - t0))
 s31=$(syns 31)
@@ -162,9 +166,13 @@ case $first in ETIMEDOUT\ *) ok "storm: the first process timed out" ;;
 	fail "storm: $fast fast, $slow slow"
 [ "$same" = 13 ] && ok "storm: every rejected process got ETIMEDOUT" ||
 	fail "storm: $same of 13 got ETIMEDOUT"
-[ "$crc" = 28 ] || [ "$crc" = 7 ] && [ "$ct" -lt $((1000 + SLACK)) ] &&
-	ok "storm: curl failed at once (exit $crc, $ct ms)" ||
-	fail "storm: curl exit $crc in $ct ms"
+if [ "$crc" = skip ]; then
+	echo "skip  storm: curl does not start with the sanitizer runtime preloaded (bare as well)"
+else
+	[ "$crc" = 28 ] || [ "$crc" = 7 ] && [ "$ct" -lt $((1000 + SLACK)) ] &&
+		ok "storm: curl failed at once (exit $crc, $ct ms)" ||
+		fail "storm: curl exit $crc in $ct ms"
+fi
 [ "$(grep -c 'event=breaker_open\|breaker open' "$tmp/storm.log")" -ge 2 ] &&
 	ok "storm: breaker_open logged" || fail "storm: no breaker_open line"
 "$RS_CLI" stats --policy "$tmp/storm.yaml" >"$tmp/stats.txt" 2>&1
@@ -218,6 +226,7 @@ b0=$(syns 31)
 sleep 1.2
 py rec 127.0.0.31
 probe=$r
+probe_end=$(now_ms)
 b1=$(syns 31)
 py rec 127.0.0.31
 after=$r
@@ -256,10 +265,14 @@ while [ $i -lt 60 ]; do
 	sleep 0.05
 done
 echo "note  recovery: first connect $first_ok ms after the host came back ($rejected rejected before)"
-# Rejected until the reopened period (1.8-2.2 s from the failed probe,
-# before the host came back) ends, then the probe and all after it connect.
+# Rejected until the reopened period (1.8-2.2 s from the failed probe)
+# ends, then the probe and all after it connect.  Where the processes
+# start slowly (a sanitizer runtime, a loaded machine) the period may have
+# run out before the first one connects: then none is rejected, and the
+# first success must simply not come before the period's end.
+left=$((${reopen:-0} - (back - probe_end)))
 [ -n "$first_ok" ] && [ "$first_ok" -le $((3000 + SLACK)) ] &&
-	[ "$rejected" -ge 1 ] && [ "$bad" = 0 ] &&
+	{ [ "$rejected" -ge 1 ] || [ "$first_ok" -ge "$left" ]; } && [ "$bad" = 0 ] &&
 	ok "recovery: one probe, then every process connects" ||
 	fail "recovery: first ok '$first_ok' ms, $bad failures after it: $(sort "$tmp/rec.out" | uniq -c | head -5)"
 grep -q 'breaker closed' "$tmp/rec.log" && ok "recovery: breaker_close logged" ||
@@ -347,6 +360,12 @@ curl_st() {
 	    RESOLUTE_LOG_FILE="$tmp/st.log" timeout 10 curl -s -o /dev/null \
 	    -w '%{http_code}' "http://127.0.0.1:$hport/t/b/503/2/-/close/cl"
 }
+if ! usable curl --version >/dev/null; then
+	echo "skip  on_status: curl does not start with the sanitizer runtime preloaded (bare as well)"
+	[ "$fails" -eq 0 ] || exit 1
+	echo "breaker ok"
+	exit 0
+fi
 codes="$(curl_st) $(curl_st) $(curl_st)"
 count=$(curl -s "http://127.0.0.1:$hport/_stats/b" | python3 -c 'import json,sys; print(json.load(sys.stdin)["count"])')
 sleep 1.2
