@@ -23,6 +23,7 @@
 #include "fake.h"
 #include "fdtable.h"
 #include "httpconn.h"
+#include "httphold.h"
 #include "httpout.h"
 #include "httpio.h"
 #include "io.h"
@@ -364,6 +365,92 @@ static void run_in(void **state)
 static const struct in_case three_s = { .max = "5m", .in_ms = 3000 };
 
 /* The response's end ends the deadline; the next request's head too. */
+/*
+ * A head's beginning, held for the deadline header, is never lost or kept
+ * waiting: each way the program can end the connection or wait for the
+ * answer (a close, an exit or exec, a poll or select for its input, an
+ * epoll wait) sends it as it was, and the rest of the head follows as
+ * written, unedited.
+ */
+enum release_way { BY_CLOSE, BY_ALL, BY_POLL, BY_SELECT, BY_MINE };
+
+static void release_held(enum release_way way)
+{
+	struct fk_step steps[] = { SENT_MSG, SENT_MSG, FK_STOP };
+	struct pollfd pfd = { .fd = FD, .events = POLLIN };
+	fd_set r;
+	size_t n;
+
+	fk_script(steps);
+	struct rs_fd *e = fk_connected(FD, fk_policy(OUT_POLICY("")), false);
+
+	rs_httpconn_connecting(FD, e);
+	rs_tdeadline_take(IN_FD, rs_clock_now_ms() + 5000,
+	    INT64_C(1900000000000));
+	assert_int_equal(program_send(e, "GET /x HT"), 9);
+	fk_sent(&n);
+	assert_int_equal(n, 0);		/* held, to be edited */
+	switch (way) {
+	case BY_CLOSE:
+		rs_hold_fd(FD);
+		break;
+	case BY_ALL:
+		rs_hold_all();
+		break;
+	case BY_POLL:
+		rs_hold_polled(&pfd, 1);
+		break;
+	case BY_SELECT:
+		FD_ZERO(&r);
+		FD_SET(FD, &r);
+		rs_hold_selected(FD + 1, &r);
+		break;
+	case BY_MINE:
+		rs_hold_mine();
+		break;
+	}
+	const char *s = fk_sent(&n);
+
+	assert_int_equal(n, 9);
+	assert_memory_equal(s, "GET /x HT", 9);
+	assert_int_equal(program_send(e, &GET[9]), strlen(GET) - 9);
+	s = fk_sent(&n);
+	assert_int_equal(n, strlen(GET));
+	assert_memory_equal(s, GET, n);
+	assert_int_equal(fk_stat(RS_STAT_DEADLINE_HEADERS), 0);
+	fk_done();
+}
+
+static void test_held_released_by_close(void **state)
+{
+	(void)state;
+	release_held(BY_CLOSE);
+}
+
+static void test_held_released_by_exit(void **state)
+{
+	(void)state;
+	release_held(BY_ALL);
+}
+
+static void test_held_released_by_poll(void **state)
+{
+	(void)state;
+	release_held(BY_POLL);
+}
+
+static void test_held_released_by_select(void **state)
+{
+	(void)state;
+	release_held(BY_SELECT);
+}
+
+static void test_held_released_by_epoll_wait(void **state)
+{
+	(void)state;
+	release_held(BY_MINE);
+}
+
 static void test_response_end_drops(void **state)
 {
 	static const struct fk_step steps[] = {
@@ -494,6 +581,11 @@ int main(void)
 	};
 	const struct CMUnitTest more[] = {
 		cmocka_unit_test(test_cut_before_anything_went),
+		cmocka_unit_test(test_held_released_by_close),
+		cmocka_unit_test(test_held_released_by_exit),
+		cmocka_unit_test(test_held_released_by_poll),
+		cmocka_unit_test(test_held_released_by_select),
+		cmocka_unit_test(test_held_released_by_epoll_wait),
 		cmocka_unit_test(test_response_end_drops),
 		cmocka_unit_test(test_pipelined_drops),
 		cmocka_unit_test(test_thread_local),

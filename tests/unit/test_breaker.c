@@ -64,7 +64,13 @@ static void test_pack_roundtrip(void **state)
 
 	(void)state;
 	rs_breaker_unpack(rs_breaker_pack(&v), &back);
-	assert_memory_equal(&v, &back, sizeof(v));
+	/* Field by field: the struct's padding is not part of the view. */
+	assert_int_equal(back.state, v.state);
+	assert_int_equal(back.probes_out, v.probes_out);
+	assert_int_equal(back.err, v.err);
+	assert_int_equal(back.failures, v.failures);
+	assert_int_equal(back.doublings, v.doublings);
+	assert_int_equal(back.until, v.until);
 	rs_breaker_unpack(0, &back);
 	assert_int_equal(back.state, RS_BREAKER_CLOSED);
 	assert_int_equal(back.failures, 0);
