@@ -27,14 +27,24 @@ const char *rs_cli_learn_kind(enum rs_learn_kind k)
 	return kind_names[k];
 }
 
+/*
+ * A time for people: "<1 ms" for nothing (the library's samples are whole
+ * milliseconds, so a zero is a time under one, never none), then us, ms
+ * below 999.5 ms and s (three digits, never "1.01e+03 ms"), whole s
+ * from 1,000 s.
+ */
 char *rs_cli_fmt_us(double us, char *buf, size_t len)
 {
-	if (us < 999.5)
+	if (us < 0.5)
+		snprintf(buf, len, "<1 ms");
+	else if (us < 999.5)
 		snprintf(buf, len, "%.0f us", us);
-	else if (us < 10000000)
+	else if (us < 999500)
 		snprintf(buf, len, "%.3g ms", us / 1000);
-	else
+	else if (us < 999.5e6)
 		snprintf(buf, len, "%.3g s", us / 1e6);
+	else
+		snprintf(buf, len, "%.0f s", us / 1e6);
 	return buf;
 }
 

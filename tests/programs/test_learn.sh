@@ -82,6 +82,11 @@ measured=$(cat "$dir"/c* | p99)
 "$CLI" stats --policy "$dir/auto.yaml" >"$dir/stats" || fail "stats failed"
 learned=$(awk '$1 == "read" { for (i = 1; i < NF; i++) if ($i == "p99") print $(i + 1) }' "$dir/stats")
 samples=$(awk '$1 == "read" { print $2 }' "$dir/stats")
+# Times read as times: a sub-millisecond sample (loopback connects) is
+# "<1 ms", not "0 us" (samples are whole milliseconds); never "1e+03".
+if grep -Eq ' 0 us|e[+]' "$dir/stats"; then
+	fail "stats prints a time as '0 us' or with an exponent: $(grep -E ' 0 us|e[+]' "$dir/stats")"
+fi
 [ "${samples:-0}" -ge 600 ] || fail "600 requests, $samples samples"
 # connect_timeout: auto learns connects: the five clients' own.
 cs=$(awk '$1 == "connect" { print $2 }' "$dir/stats")
