@@ -6,6 +6,12 @@
  * set_ptr with the descriptor as the pointer, as wget does).  The results
  * the program sees are GnuTLS's: GNUTLS_E_AGAIN while the engine holds a
  * response back on a non-blocking socket.
+ *
+ * The library's own sends are gnutls_record_send2's: GnuTLS's
+ * gnutls_record_send is a jump to it through its PLT, and its uncork and
+ * send_file call gnutls_record_send through theirs, so the wrappers would
+ * otherwise see one write twice.  A thread-local depth marks the
+ * library's own GnuTLS calls, during which the wrappers only forward.
  */
 #include "gnutls.h"
 
@@ -15,6 +21,7 @@
 #include "fdtable.h"
 #include "sslreal.h"
 #include "tlsio.h"
+#include "tlsprobe.h"
 
 /* GnuTLS's error codes (gnutls.h), stable across its versions. */
 #define RS_GNUTLS_E_AGAIN (-28)
@@ -27,11 +34,48 @@
 
 EXPORT ssize_t gnutls_record_recv(void *s, void *buf, size_t n);
 EXPORT ssize_t gnutls_record_send(void *s, const void *buf, size_t n);
+EXPORT ssize_t gnutls_record_send2(void *s, const void *buf, size_t n,
+    size_t pad, unsigned flags);
+EXPORT int gnutls_record_uncork(void *s, unsigned flags);
 EXPORT size_t gnutls_record_check_pending(void *s);
 EXPORT void gnutls_transport_set_int2(void *s, int r, int w);
 EXPORT void gnutls_transport_set_ptr(void *s, void *p);
 EXPORT void gnutls_transport_set_ptr2(void *s, void *r, void *w);
 EXPORT void gnutls_deinit(void *s);
+
+/* Depth of the library's own GnuTLS calls on this thread. */
+static __thread int inner __attribute__((tls_model("initial-exec")));
+
+/* Whether the program's call may be followed: it is not one of ours. */
+static bool ours(void)
+{
+	return inner == 0 && rs_tls_wanted();
+}
+
+/* GnuTLS's own send of buf[0..n), never through the wrappers. */
+static ssize_t send_real(void *s, const void *buf, size_t n, size_t pad,
+    unsigned flags)
+{
+	ssize_t (*fn)(void *, const void *, size_t, size_t, unsigned) =
+	    rs_ssl_gnutls_record_send2();
+	ssize_t r;
+
+	inner++;
+	r = fn != NULL ? fn(s, buf, n, pad, flags) :
+	    rs_ssl_gnutls_record_send()(s, buf, n);
+	inner--;
+	return r;
+}
+
+static ssize_t recv_real(void *s, void *buf, size_t n)
+{
+	ssize_t r;
+
+	inner++;
+	r = rs_ssl_gnutls_record_recv()(s, buf, n);
+	inner--;
+	return r;
+}
 
 /* A GnuTLS result in libc's convention, noting a failure in t. */
 static ssize_t result(struct rs_tls *t, ssize_t r)
@@ -49,12 +93,12 @@ static ssize_t result(struct rs_tls *t, ssize_t r)
 
 static ssize_t read_gnutls(struct rs_tls *t, void *buf, size_t n)
 {
-	return result(t, rs_ssl_gnutls_record_recv()(t->ssl, buf, n));
+	return result(t, recv_real(t->ssl, buf, n));
 }
 
 static ssize_t write_gnutls(struct rs_tls *t, const void *buf, size_t n)
 {
-	return result(t, rs_ssl_gnutls_record_send()(t->ssl, buf, n));
+	return result(t, send_real(t->ssl, buf, n, 0, 0));
 }
 
 static bool held(const struct rs_tls *t)
@@ -83,15 +127,13 @@ static ssize_t failed(struct rs_tls *t, int r, bool out)
 	    RS_GNUTLS_E_PULL_ERROR;
 }
 
-ssize_t gnutls_record_recv(void *s, void *buf, size_t n)
+/* The program's read on followed session t: the engine's, then its. */
+static ssize_t recv_bound(struct rs_tls *t, void *buf, size_t n)
 {
-	struct rs_tls *t;
 	struct rs_fd *e;
 	struct rs_hconn *h;
 	ssize_t r;
 
-	if (!rs_tls_wanted() || (t = rs_tls_find(s)) == NULL)
-		return rs_ssl_gnutls_record_recv()(s, buf, n);
 	h = rs_tls_enter(t, &e);
 	if (h != NULL && (r = rs_tls_settle(t, h, &e)) < 0) {
 		rs_hconn_leave(e, h);
@@ -99,24 +141,61 @@ ssize_t gnutls_record_recv(void *s, void *buf, size_t n)
 	}
 	r = (ssize_t)rs_tls_from_stash(t, buf, n, false);
 	if (r == 0 && !t->eof)
-		r = rs_ssl_gnutls_record_recv()(s, buf, n);
+		r = recv_real(t->ssl, buf, n);
 	rs_tls_done(e, h, buf, r, n);
+	return r;
+}
+
+ssize_t gnutls_record_recv(void *s, void *buf, size_t n)
+{
+	struct rs_tls *t;
+	ssize_t r;
+
+	if (!ours() || (t = rs_tls_find(s)) == NULL)
+		return rs_ssl_gnutls_record_recv()(s, buf, n);
+	/* The session's records on its socket are not the trackers'. */
+	rs_tls_plain_fd = t->fd;
+	r = recv_bound(t, buf, n);
+	rs_tls_plain_fd = -1;
+	if (r > 0)
+		rs_tls_seen(t, buf, (size_t)r);
 	return r;
 }
 
 ssize_t gnutls_record_send(void *s, const void *buf, size_t n)
 {
+	return gnutls_record_send2(s, buf, n, 0, 0);
+}
+
+/*
+ * A send with padding or flags (corking) is GnuTLS's alone: the session
+ * passes through from then on, as one never followed.
+ */
+ssize_t gnutls_record_send2(void *s, const void *buf, size_t n, size_t pad,
+    unsigned flags)
+{
 	struct rs_tls *t;
-	struct rs_fd *e;
-	struct rs_hconn *h;
 	ssize_t r;
 
-	if (!rs_tls_wanted() || (t = rs_tls_find(s)) == NULL || n == 0 ||
-	    (h = rs_tls_enter(t, &e)) == NULL)
-		return rs_ssl_gnutls_record_send()(s, buf, n);
-	r = rs_hconn_write(h, e, t->fd, buf, n, 0);
-	rs_hconn_leave(e, h);
+	if (!ours() || (t = rs_tls_find(s)) == NULL || n == 0)
+		return send_real(s, buf, n, pad, flags);
+	if (pad != 0 || flags != 0) {
+		rs_tls_unbind(s);
+		return send_real(s, buf, n, pad, flags);
+	}
+	r = rs_tls_send(t, buf, n);
 	return r < 0 ? failed(t, (int)r, true) : r;
+}
+
+/* A corked session's data goes out through gnutls_record_send: as is. */
+int gnutls_record_uncork(void *s, unsigned flags)
+{
+	int r;
+
+	inner++;
+	r = rs_ssl_gnutls_record_uncork()(s, flags);
+	inner--;
+	return r;
 }
 
 size_t gnutls_record_check_pending(void *s)

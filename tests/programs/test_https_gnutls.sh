@@ -1,0 +1,81 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# test_https_gnutls.sh - what the library does to request heads over
+# GnuTLS (SPEC 9 "Over TLS", 10), with programs that speak it
+# against tests/programs/https_server.py (https_setup.sh):
+#   wget: a rule's deadline_header on the head written with
+#   gnutls_record_send, with and without `http`, on every try; a POST
+#   under `idempotency_key: inject` sent three times with one key, and
+#   once without inject.
+# Missing clients are SKIPPED cases.
+set -u
+# shellcheck disable=SC2154 # tmp, base, rc, ms and the counts: https_setup.sh
+# shellcheck source=tests/programs/https_setup.sh
+. "$(dirname "$0")/https_setup.sh"
+S=$$
+
+if ! command -v wget >/dev/null 2>&1; then
+	skip "wget not installed: the request-head cases"
+fi
+WGET="wget -q -O - --tries=1 --ca-certificate=$CA"
+
+# Outbound deadlines: the header on the head, on each try.
+printf 'version: 1\nhosts:\n  - match: 127.0.0.1\n    deadline_header: X-Request-Deadline\n' \
+	>"$tmp/dh.yaml"
+printf 'version: 1\nhosts:\n  - match: 127.0.0.1\n    deadline_header: X-Request-Deadline\n    http:\n      retry_on_status: [503]\n' \
+	>"$tmp/dh2.yaml"
+dl=$(($(now_ms) + 20000))
+dh_case() {
+	name=$1 pol=$2 path=$3 want=$4
+	# shellcheck disable=SC2086 # WGET is split into its words
+	run "$pol" env RESOLUTE_DEADLINE=$dl $WGET "$base$path"
+	got=$(stat "$(echo "$path" | cut -d/ -f3)" deadlines)
+	if [ $rc -eq 0 ] && [ "$got" = "$want" ]; then
+		ok "deadline header over GnuTLS, $name: $got"
+	else
+		bad "deadline header over GnuTLS, $name: exit $rc, server saw '$got' (want '$want')"
+	fi
+}
+if command -v wget >/dev/null 2>&1; then
+	dh_case wget "$tmp/dh.yaml" "/t/dhw-$S/200/0/-/ka/cl" "$dl"
+	dh_case "wget, http too, 503 twice then 200" "$tmp/dh2.yaml" \
+		"/t/dhwr-$S/503/2/0/ka/cl" "$dl $dl $dl"
+	# Bare, the server sees no header: the case above could fail.
+	# shellcheck disable=SC2086
+	bare env RESOLUTE_DEADLINE=$dl $WGET "$base/t/dhwb-$S/200/0/-/ka/cl"
+	got=$(stat "dhwb-$S" deadlines)
+	if [ $rc -eq 0 ] && [ "$got" = "-" ]; then
+		ok "deadline header over GnuTLS, bare: none ($got)"
+	else
+		bad "deadline header over GnuTLS, bare: exit $rc, server saw '$got'"
+	fi
+fi
+
+# POST under inject: one key, a UUID v4, on every try; without inject
+# the POST is sent once.
+post_case() {
+	name=$1 pol=$2 id=$3 want_rc=$4 want_n=$5
+	# shellcheck disable=SC2086
+	run "$pol" $WGET --post-data x=1 "$base/t/$id/503/2/1/ka/cl"
+	n=$(stat "$id" count) keys=$(stat "$id" keys) nokey=$(stat "$id" nokey)
+	line="$name: exit $rc, $n request(s), keys '$keys', $nokey without, $ms ms"
+	if [ $rc -ne "$want_rc" ] || [ "$n" != "$want_n" ]; then
+		bad "$line (want exit $want_rc, $want_n requests)"
+	elif [ "$want_n" = 1 ] && [ "$nokey" = 1 ]; then
+		ok "$line"
+	elif [ "$nokey" = 0 ] && echo "$keys" |
+	    grep -Eqx '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}'; then
+		ok "$line"
+	else
+		bad "$line (want one UUID v4 on every try)"
+	fi
+}
+if command -v wget >/dev/null 2>&1; then
+	post_case "wget POST with inject over GnuTLS" "$tmp/inject.yaml" \
+		"winj-$S" 0 3
+	post_case "wget POST without a key: sent once" "$tmp/policy.yaml" \
+		"wpost-$S" 8 1
+fi
+
+echo "$passes passed, $fails failed, $skips skipped"
+[ $fails -eq 0 ]
