@@ -1,12 +1,17 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# test_https_gnutls.sh - what the library does to request heads over
-# GnuTLS (SPEC 9 "Over TLS", 10), with programs that speak it
+# test_https_gnutls.sh - what the library does to request heads and ALPN
+# offers over GnuTLS (SPEC 9 "Over TLS", 10), with programs that speak it
 # against tests/programs/https_server.py (https_setup.sh):
 #   wget: a rule's deadline_header on the head written with
 #   gnutls_record_send, with and without `http`, on every try; a POST
 #   under `idempotency_key: inject` sent three times with one key, and
-#   once without inject.
+#   once without inject;
+#   gnutls-cli (gnutls-bin) against nginx offering h2 and http/1.1: an
+#   offer of both becomes http/1.1 alone under `alpn: http/1.1` (its
+#   request, HTTP/1.1 text, then answered and retried; bare, h2 is agreed
+#   and the request never reaches the server), and is left alone under
+#   `alpn: keep`; an offer of h2 alone passes through, said once.
 # Missing clients are SKIPPED cases.
 set -u
 # shellcheck disable=SC2154 # tmp, base, rc, ms and the counts: https_setup.sh
@@ -75,6 +80,52 @@ if command -v wget >/dev/null 2>&1; then
 		"winj-$S" 0 3
 	post_case "wget POST without a key: sent once" "$tmp/policy.yaml" \
 		"wpost-$S" 8 1
+fi
+
+# ALPN: gnutls-cli (its offer set with gnutls_alpn_set_protocols, the
+# session tied with gnutls_transport_set_int) sends an HTTP/1.1 request
+# from its standard input, held open 4 s so that the replies can come.
+# cli_case NAME POLICY ID WANT_PROTO WANT_N ALPN...
+cli_case() {
+	name=$1 pol=$2 id=$3 want_p=$4 want_n=$5
+	shift 5
+	set -- "$@" --x509cafile="$CA" -p "$NG" 127.0.0.1
+	if [ "$pol" = bare ]; then
+		{ printf 'GET /t/%s/503/2/1/ka/cl HTTP/1.1\r\nHost: x\r\n\r\n' "$id"; sleep 4; } |
+		    bare gnutls-cli "$@"
+	else
+		{ printf 'GET /t/%s/503/2/1/ka/cl HTTP/1.1\r\nHost: x\r\n\r\n' "$id"; sleep 4; } |
+		    run "$pol" gnutls-cli "$@"
+	fi
+	proto=$(sed -n 's/^- Application protocol: //p' "$tmp/out")
+	n=$(stat "$id" count)
+	said=$(grep -c 'http retries off: h2 negotiated' "$tmp/out")
+	line="$name: $proto, $n request(s), 'h2 negotiated' said $said time(s)"
+	if [ "$proto" != "$want_p" ] || [ "$n" != "$want_n" ]; then
+		bad "$line (want $want_p, $want_n)"
+	elif [ "$want_n" = 3 ] && ! grep -q "^ok $id 3" "$tmp/out"; then
+		bad "$line: no 200 after the retries"
+	elif [ "$pol" != bare ] && [ "$want_p" = h2 ] && [ "$said" != 1 ]; then
+		bad "$line (want it said once)"
+	else
+		ok "$line"
+	fi
+}
+if ! command -v gnutls-cli >/dev/null 2>&1; then
+	skip "gnutls-cli not installed (gnutls-bin): the alpn cases"
+elif ! nginx_h2; then
+	skip "nginx not installed: the alpn cases"
+else
+	sed 's/retry_after_cap: 5s/retry_after_cap: 5s\n      alpn: keep/' \
+		"$tmp/policy.yaml" >"$tmp/keep.yaml"
+	cli_case "gnutls-cli, h2 and http/1.1, bare" bare "gc1-$S" h2 0 \
+		--alpn=h2 --alpn=http/1.1
+	cli_case "gnutls-cli, h2 and http/1.1, alpn http/1.1" \
+		"$tmp/policy.yaml" "gc2-$S" http/1.1 3 --alpn=h2 --alpn=http/1.1
+	cli_case "gnutls-cli, h2 and http/1.1, alpn keep" "$tmp/keep.yaml" \
+		"gc3-$S" h2 0 --alpn=h2 --alpn=http/1.1
+	cli_case "gnutls-cli, h2 alone, alpn http/1.1" "$tmp/policy.yaml" \
+		"gc4-$S" h2 0 --alpn=h2
 fi
 
 echo "$passes passed, $fails failed, $skips skipped"

@@ -17,7 +17,9 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 
+#include "alpn.h"
 #include "fdtable.h"
 #include "sslreal.h"
 #include "tlsio.h"
@@ -38,10 +40,19 @@ EXPORT ssize_t gnutls_record_send2(void *s, const void *buf, size_t n,
     size_t pad, unsigned flags);
 EXPORT int gnutls_record_uncork(void *s, unsigned flags);
 EXPORT size_t gnutls_record_check_pending(void *s);
+EXPORT int gnutls_handshake(void *s);
+EXPORT int gnutls_alpn_set_protocols(void *s, const void *names,
+    unsigned count, unsigned flags);
 EXPORT void gnutls_transport_set_int2(void *s, int r, int w);
 EXPORT void gnutls_transport_set_ptr(void *s, void *p);
 EXPORT void gnutls_transport_set_ptr2(void *s, void *r, void *w);
 EXPORT void gnutls_deinit(void *s);
+
+/* gnutls_datum_t (gnutls.h). */
+struct datum {
+	unsigned char *data;
+	unsigned int size;
+};
 
 /* Depth of the library's own GnuTLS calls on this thread. */
 static __thread int inner __attribute__((tls_model("initial-exec")));
@@ -242,4 +253,70 @@ void gnutls_deinit(void *s)
 	if (rs_tls_mapped)
 		rs_tls_unbind(s);
 	rs_ssl_gnutls_deinit()(s);
+}
+
+/*
+ * An offer of h2 and http/1.1 becomes http/1.1 alone as the program makes
+ * it, when the rule of the session's socket asks (alpn.h): bound already,
+ * else the http-rule socket the thread connected last (the programs seen
+ * connect, then make the session).  Later, GnuTLS would only append.
+ */
+static bool narrows(void *s, const struct datum *d, unsigned count)
+{
+	const struct rs_tls *t = rs_tls_find(s);
+	unsigned char wire[8 * 256];
+	unsigned len = 0;
+
+	for (unsigned i = 0; i < count && i < 8; i++) {
+		if (d[i].size == 0 || d[i].size > 255)
+			return false;
+		wire[len] = (unsigned char)d[i].size;
+		memcpy(wire + len + 1, d[i].data, d[i].size);
+		len += 1 + d[i].size;
+	}
+	return count <= 8 && rs_alpn_narrows(wire, len, t != NULL ? t->fd :
+	    rs_tls_connect_fd);
+}
+
+/* GnuTLS's success is 0. */
+int gnutls_alpn_set_protocols(void *s, const void *names, unsigned count,
+    unsigned flags)
+{
+	static const struct datum h1 = { (unsigned char *)"http/1.1", 8 };
+
+	if (ours() && names != NULL && narrows(s, names, count))
+		return rs_ssl_gnutls_alpn_set_protocols()(s, &h1, 1, flags);
+	return rs_ssl_gnutls_alpn_set_protocols()(s, names, count, flags);
+}
+
+/* After the handshake of t: what it agreed on (alpn.h). */
+static void agreed(struct rs_tls *t)
+{
+	struct datum p = { NULL, 0 };
+
+	if (rs_ssl_gnutls_alpn_get_selected_protocol()(t->ssl, &p) != 0)
+		p.size = 0;
+	rs_alpn_agreed(t, p.data, p.size);
+}
+
+/*
+ * The handshake of a followed session: its records on the socket are not
+ * the trackers', and a protocol other than HTTP/1.x agreed makes it pass
+ * through.  GnuTLS's success is 0.
+ */
+int gnutls_handshake(void *s)
+{
+	struct rs_tls *t;
+	int r;
+
+	if (!ours() || (t = rs_tls_find(s)) == NULL)
+		return rs_ssl_gnutls_handshake()(s);
+	rs_tls_plain_fd = t->fd;
+	inner++;
+	r = rs_ssl_gnutls_handshake()(s);
+	inner--;
+	rs_tls_plain_fd = -1;
+	if (r == 0)
+		agreed(t);
+	return r;
 }
