@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
+# shellcheck disable=SC2154 # tmp, base, rc, ms and the counts: https_setup.sh
 # test_https_gnutls.sh - what the library does to request heads and ALPN
 # offers over GnuTLS (SPEC 9 "Over TLS", 10), with programs that speak it
 # against tests/programs/https_server.py (https_setup.sh):
@@ -11,10 +12,11 @@
 #   offer of both becomes http/1.1 alone under `alpn: http/1.1` (its
 #   request, HTTP/1.1 text, then answered and retried; bare, h2 is agreed
 #   and the request never reaches the server), and is left alone under
-#   `alpn: keep`; an offer of h2 alone passes through, said once.
+#   `alpn: keep`; an offer of h2 alone passes through, said once;
+#   lighttpd with mod_gnutls: a request whose deadline has passed makes
+#   its connect onward fail at once (inbound deadlines).
 # Missing clients are SKIPPED cases.
 set -u
-# shellcheck disable=SC2154 # tmp, base, rc, ms and the counts: https_setup.sh
 # shellcheck source=tests/programs/https_setup.sh
 . "$(dirname "$0")/https_setup.sh"
 S=$$
@@ -126,6 +128,77 @@ else
 		"gc3-$S" h2 0 --alpn=h2 --alpn=http/1.1
 	cli_case "gnutls-cli, h2 alone, alpn http/1.1" "$tmp/policy.yaml" \
 		"gc4-$S" h2 0 --alpn=h2
+fi
+
+# Inbound deadlines (SPEC 10) for a server that reads its requests through
+# GnuTLS: lighttpd with mod_gnutls (gnutls_transport_set_int2 on the
+# accepted socket, gnutls_record_recv and _send) proxying to
+# http_server.py over plain HTTP, speaking HTTP/1.1 to curl.  A request
+# whose X-Request-Deadline has passed makes lighttpd's connect to the
+# backend fail at once (its log: Connection timed out) and it answers 503,
+# the backend never seeing it; before it and after it (once lighttpd takes
+# the backend back, 1 to 2 s later) the backend answers.
+LIGHTTPD=$(command -v lighttpd || echo /usr/sbin/lighttpd)
+if [ ! -x "$LIGHTTPD" ] || [ ! -e /usr/lib/lighttpd/mod_gnutls.so ]; then
+	skip "lighttpd or its mod_gnutls not installed (lighttpd, lighttpd-mod-gnutls): the inbound case"
+elif ! curl_ok "lighttpd, inbound deadline"; then
+	:
+else
+	python3 "$HERE/http_server.py" --port-file "$tmp/pport" --lifetime 120 \
+		2>/dev/null &
+	pp_pid=$!
+	i=0
+	while [ ! -s "$tmp/pport" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	pport=$(cat "$tmp/pport")
+	LT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	mkdir -p "$tmp/lt"
+	cat >"$tmp/lt/lighttpd.conf" <<LTC
+server.modules = ("mod_gnutls", "mod_proxy")
+server.document-root = "$tmp/lt"
+server.bind = "127.0.0.1"
+server.port = $LT
+server.errorlog = "$tmp/lt/error.log"
+ssl.engine = "enable"
+ssl.pemfile = "$tmp/good.pem"
+ssl.privkey = "$tmp/good.key"
+proxy.server = ("" => (("host" => "127.0.0.1", "port" => $pport)))
+LTC
+	printf 'version: 1\ninbound_deadline: X-Request-Deadline\ndefaults:\n  attempts: 1\n' \
+		>"$tmp/in.yaml"
+	LD_PRELOAD=$LIB RESOLUTE_POLICY=$tmp/in.yaml RESOLUTE_LOG=info \
+		timeout 60 "$LIGHTTPD" -D -f "$tmp/lt/lighttpd.conf" 2>"$tmp/lt.log" &
+	lt_pid=$!
+	ltu=https://127.0.0.1:$LT/t/lt-$S/200/0/-/ka/cl
+	lt_get() {
+		curl --http1.1 -s -o /dev/null -w '%{http_code}' --cacert "$CA" "$@" "$ltu"
+	}
+	i=0
+	while [ "$(lt_get)" != 200 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	n0=$(python3 -c 'import json, sys, urllib.request
+print(json.load(urllib.request.urlopen(sys.argv[1]))["count"])' "http://127.0.0.1:$pport/_stats/lt-$S")
+	start=$(now_ms)
+	mid=$(lt_get -H "X-Request-Deadline: 1000")
+	mid_ms=$(($(now_ms) - start))
+	i=0 after=""
+	while [ "$after" != 200 ] && [ $i -lt 50 ]; do
+		sleep 0.1
+		after=$(lt_get)
+		i=$((i + 1))
+	done
+	n=$(python3 -c 'import json, sys, urllib.request
+print(json.load(urllib.request.urlopen(sys.argv[1]))["count"])' "http://127.0.0.1:$pport/_stats/lt-$S")
+	kill "$lt_pid" "$pp_pid" 2>/dev/null
+	wait "$lt_pid" 2>/dev/null
+	line="lighttpd (GnuTLS): before 200 ($n0 at the backend), expired deadline $mid in $mid_ms ms, after $after; backend saw $n"
+	if [ "$n0" -ge 1 ] && [ "$mid" = 503 ] && [ "$after" = 200 ] &&
+	    [ "$n" = $((n0 + 1)) ] && [ $mid_ms -lt $SLACK ] &&
+	    grep -q "deadline passed" "$tmp/lt.log" &&
+	    grep -q "Connection timed out" "$tmp/lt/error.log"; then
+		ok "$line"
+	else
+		cat "$tmp/lt.log" "$tmp/lt/error.log" >"$tmp/out"
+		bad "$line"
+	fi
 fi
 
 echo "$passes passed, $fails failed, $skips skipped"

@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
+# shellcheck disable=SC2154 # tmp, base, rc, ms and the counts: https_setup.sh
 # test_https_retry.sh - HTTP/1.x status retries over TLS (SPEC 9, "Over
 # TLS") with real clients against tests/programs/https_server.py (the
 # plaintext test server behind python's ssl, with a throw-away CA and
@@ -21,7 +22,6 @@
 # came (curl, python); responses split at random points into many TLS
 # records.  Missing clients are SKIPPED cases.
 set -u
-# shellcheck disable=SC2154 # tmp, base, rc, ms and the counts: https_setup.sh
 # shellcheck source=tests/programs/https_setup.sh
 . "$(dirname "$0")/https_setup.sh"
 

@@ -31,8 +31,9 @@ struct rs_httpconn {
 	bool inbound;		/* accepted: the program reads requests */
 	bool lost;		/* a call went unseen: pass through for good */
 	bool holding;		/* outbound: a request head is being held */
-	bool records;		/* the socket carries a followed TLS session's
-				   records: its plaintext is fed by tls/ */
+	const void *records;	/* the followed TLS session whose records the
+				   socket carries (its plaintext is fed by
+				   tls/), or NULL */
 	size_t held;		/* outbound: head bytes earlier writes gave */
 	uintptr_t holder;	/* holdcount.h: counted, by this thread */
 	const char *header;	/* the deadline header (policy storage) */
@@ -58,18 +59,18 @@ static inline struct rs_httpconn *rs_httpconn_get(int fd)
 }
 
 /*
- * fd carries the records of a TLS session the library follows (on) or no
- * longer does: while it does, the bytes of fd's socket calls are never
- * fed to its tracker, whichever TLS call moves them (GnuTLS reads records
- * in gnutls_session_get_data2, for one); the session's wrappers feed its
- * plaintext instead.
+ * fd carries the records of TLS session `session`, which the library
+ * follows (NULL: none now): while it does, the bytes of fd's socket calls
+ * are never fed to its tracker, whichever TLS call moves them (GnuTLS
+ * reads records in gnutls_session_get_data2, for one); the session's
+ * wrappers feed its plaintext instead.
  */
-static inline void rs_httpconn_records(int fd, bool on)
+static inline void rs_httpconn_records(int fd, const void *session)
 {
 	struct rs_httpconn *c = rs_httpconn_get(fd);
 
 	if (c != NULL)
-		__atomic_store_n(&c->records, on, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->records, session, __ATOMIC_RELAXED);
 }
 
 /* An accepted connection: tracked when the policy sets inbound_deadline. */

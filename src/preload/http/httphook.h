@@ -29,7 +29,7 @@ static inline struct rs_httpconn *rs_hook_http(int fd)
 
 	if (c == NULL || __builtin_expect(rs_tls_probed(fd) ||
 	    rs_tls_plain_fd == fd ||
-	    __atomic_load_n(&c->records, __ATOMIC_RELAXED), 0))
+	    __atomic_load_n(&c->records, __ATOMIC_RELAXED) != NULL, 0))
 		return NULL;
 	return c;
 }

@@ -21,6 +21,7 @@
 
 #include "alpn.h"
 #include "fdtable.h"
+#include "inbound.h"
 #include "sslreal.h"
 #include "tlsio.h"
 #include "tlsprobe.h"
@@ -138,6 +139,35 @@ static ssize_t failed(struct rs_tls *t, int r, bool out)
 	    RS_GNUTLS_E_PULL_ERROR;
 }
 
+/*
+ * On a server's session the inbound tracker follows (inbound.h): the
+ * real call, its plaintext fed; true when so, with *r its result.
+ */
+static bool in_recv(void *s, void *buf, size_t n, ssize_t *r)
+{
+	struct rs_httpconn *c;
+	int fd;
+
+	if (!rs_tls_in_begin_gnutls(s, &c, &fd))
+		return false;
+	*r = recv_real(s, buf, n);
+	rs_tls_in_done(c, fd, false, buf, (long)*r);
+	return true;
+}
+
+static bool in_send(void *s, const void *buf, size_t n, size_t pad,
+    unsigned flags, ssize_t *r)
+{
+	struct rs_httpconn *c;
+	int fd;
+
+	if (!rs_tls_in_begin_gnutls(s, &c, &fd))
+		return false;
+	*r = send_real(s, buf, n, pad, flags);
+	rs_tls_in_done(c, fd, true, buf, (long)*r);
+	return true;
+}
+
 /* The program's read on followed session t: the engine's, then its. */
 static ssize_t recv_bound(struct rs_tls *t, void *buf, size_t n)
 {
@@ -162,6 +192,8 @@ ssize_t gnutls_record_recv(void *s, void *buf, size_t n)
 	struct rs_tls *t;
 	ssize_t r;
 
+	if (inner == 0 && in_recv(s, buf, n, &r))
+		return r;
 	if (!ours() || (t = rs_tls_find(s)) == NULL)
 		return rs_ssl_gnutls_record_recv()(s, buf, n);
 	/* The session's records on its socket are not the trackers'. */
@@ -188,6 +220,8 @@ ssize_t gnutls_record_send2(void *s, const void *buf, size_t n, size_t pad,
 	struct rs_tls *t;
 	ssize_t r;
 
+	if (inner == 0 && in_send(s, buf, n, pad, flags, &r))
+		return r;
 	if (!ours() || (t = rs_tls_find(s)) == NULL || n == 0)
 		return send_real(s, buf, n, pad, flags);
 	if (pad != 0 || flags != 0) {
@@ -222,7 +256,10 @@ size_t gnutls_record_check_pending(void *s)
 void gnutls_transport_set_int2(void *s, int r, int w)
 {
 	rs_ssl_gnutls_transport_set_int2()(s, r, w);
-	if (r == w && rs_tls_wanted())
+	if (r != w)
+		return;
+	rs_tls_in_bind(s, r);
+	if (rs_tls_wanted())
 		rs_tls_bind(s, r, &rs_tls_gnutls);
 }
 
@@ -231,7 +268,10 @@ static void bind_ptr(void *s, void *p)
 {
 	uintptr_t v = (uintptr_t)p;
 
-	if (v < RS_FD_MAX && rs_tls_wanted())
+	if (v >= RS_FD_MAX)
+		return;
+	rs_tls_in_bind(s, (int)v);
+	if (rs_tls_wanted())
 		rs_tls_bind(s, (int)v, &rs_tls_gnutls);
 }
 

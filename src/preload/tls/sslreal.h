@@ -91,6 +91,7 @@ RS_SSL_FN(int, gnutls_alpn_set_protocols, (void *s, const void *names,
 RS_SSL_FN(int, gnutls_alpn_get_selected_protocol, (void *s, void *name))
 RS_SSL_FN(size_t, gnutls_record_check_pending, (void *s))
 RS_SSL_FN(void, gnutls_transport_set_int2, (void *s, int r, int w))
+RS_SSL_FN(void, gnutls_transport_get_int2, (void *s, int *r, int *w))
 RS_SSL_FN(void, gnutls_transport_set_ptr, (void *s, void *p))
 RS_SSL_FN(void, gnutls_transport_set_ptr2, (void *s, void *r, void *w))
 RS_SSL_FN(void, gnutls_deinit, (void *s))

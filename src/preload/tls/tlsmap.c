@@ -95,9 +95,9 @@ struct rs_tls *rs_tls_bind(void *ssl, int fd, const struct rs_tls_ops *ops)
 
 	if (t != NULL) {
 		if (t->fd != fd)
-			rs_httpconn_records(t->fd, false);
+			rs_httpconn_records(t->fd, NULL);
 		t->fd = fd;
-		rs_httpconn_records(fd, true);
+		rs_httpconn_records(fd, ssl);
 		return t;
 	}
 	if (e == NULL || e->http_off || (!e->settings->http.enabled &&
@@ -116,7 +116,7 @@ struct rs_tls *rs_tls_bind(void *ssl, int fd, const struct rs_tls_ops *ops)
 		free(t);
 		return NULL;
 	}
-	rs_httpconn_records(fd, true);
+	rs_httpconn_records(fd, ssl);
 	return t;
 }
 
@@ -130,7 +130,7 @@ static void detach(struct rs_tls *t)
 	struct rs_fd *e = rs_fd_get(t->fd);
 	struct rs_hconn *h;
 
-	rs_httpconn_records(t->fd, false);
+	rs_httpconn_records(t->fd, NULL);
 	if (e == NULL)
 		return;
 	rs_fd_lock(e);
