@@ -102,11 +102,13 @@ cli_case() {
 	proto=$(sed -n 's/^- Application protocol: //p' "$tmp/out")
 	n=$(stat "$id" count)
 	said=$(grep -c 'http retries off: h2 negotiated' "$tmp/out")
-	line="$name: $proto, $n request(s), 'h2 negotiated' said $said time(s)"
+	span=$(stat "$id" span_ms)
+	line="$name: $proto, $n request(s) ($span ms apart), 'h2 negotiated' said $said time(s)"
 	if [ "$proto" != "$want_p" ] || [ "$n" != "$want_n" ]; then
 		bad "$line (want $want_p, $want_n)"
-	elif [ "$want_n" = 3 ] && ! grep -q "^ok $id 3" "$tmp/out"; then
-		bad "$line: no 200 after the retries"
+	elif [ "$want_n" = 3 ] && { ! grep -q "^ok $id 3" "$tmp/out" ||
+	    [ "$span" -lt 2000 ] || [ "$span" -ge $((2000 + SLACK)) ]; }; then
+		bad "$line: no 200 after the retries 1 s apart"
 	elif [ "$pol" != bare ] && [ "$want_p" = h2 ] && [ "$said" != 1 ]; then
 		bad "$line (want it said once)"
 	else
