@@ -25,8 +25,11 @@ libpython3.11-testsuite"
 # Real programs of tests/programs: nginx as a reverse proxy (and with TLS
 # and HTTP/2 in front of the https test server), redis-cli; the openssl
 # CLI makes the https tests' throw-away CA, libssl-dev builds the TLS bench,
-# IO::Socket::SSL lets Perl's HTTP::Tiny speak https.
-PKGS="$PKGS nginx-light openssl libssl-dev libio-socket-ssl-perl"
+# IO::Socket::SSL lets Perl's HTTP::Tiny speak https; gnutls-cli (gnutls-bin)
+# is the GnuTLS client that offers h2, lighttpd with mod_gnutls the GnuTLS
+# server that proxies (test_https_gnutls.sh).
+PKGS="$PKGS nginx-light openssl libssl-dev libio-socket-ssl-perl gnutls-bin
+lighttpd lighttpd-mod-gnutls"
 if [ "${1:-}" = bench ]; then
 	PKGS="$PKGS haproxy"
 fi

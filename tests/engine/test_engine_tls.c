@@ -22,7 +22,11 @@
 #include <cmocka.h>
 
 #include "fake.h"
+#include "clock.h"
 #include "fdtable.h"
+#include "httpconn.h"
+#include "httphook.h"
+#include "tdeadline.h"
 #include "tlsio.h"
 #include "tlsmap.h"
 
@@ -48,6 +52,7 @@ static struct {
 	size_t in_len, in_off;
 	char sent[4096];		/* everything written, in order */
 	size_t sent_len, sent_at;	/* sent_at: the current request's start */
+	size_t req_len;			/* a whole request's length */
 } s;
 
 static size_t draw(size_t most)
@@ -91,8 +96,8 @@ static ssize_t fake_write(struct rs_tls *t, const void *buf, size_t n)
 	(void)t;
 	memcpy(s.sent + s.sent_len, buf, k);
 	s.sent_len += k;
-	if (s.sent_len - s.sent_at >= strlen(GET)) {
-		s.sent_at += strlen(GET);
+	if (s.sent_len - s.sent_at >= s.req_len) {
+		s.sent_at += s.req_len;
 		answer();
 	}
 	return (ssize_t)k;
@@ -123,6 +128,7 @@ static void one(unsigned seed, const char *first)
 	s.replies[0] = first;
 	s.replies[1] = R503;
 	s.replies[2] = R200;
+	s.req_len = strlen(GET);
 	fk_script((const struct fk_step[]){ FK_STOP });
 	fk_connected(FD, fk_policy(POLICY), false);
 	assert_non_null(rs_tls_bind(&session, FD, &fake_ops));
@@ -165,12 +171,74 @@ static void test_split_records_chunked(void **state)
 	}
 }
 
+/*
+ * A rule with deadline_header as well: the program's head, written to
+ * the session in parts (rs_tls_send, GnuTLS's and OpenSSL's writes
+ * alike), gets the header on its way in, and every try carries it, the
+ * session's own writes taken in parts too.  While the session is bound,
+ * the socket's bytes (its records) are not the deadline tracker's; once
+ * it is gone, they are again.
+ */
+static void test_deadline_header_through_session(void **state)
+{
+	static int session;
+	const char *want = "GET /x HTTP/1.1\r\nHost: a\r\nAccept: */*\r\n"
+	    "X-Request-Deadline: 1900000000000\r\n\r\n";
+	char buf[256];
+	size_t got = 0, put = 0;
+	ssize_t r;
+	int rounds = 0;
+	struct rs_tls *t;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	s.seed = 7;
+	s.replies[0] = R503;
+	s.replies[1] = R503;
+	s.replies[2] = R200;
+	s.req_len = strlen(want);
+	fk_script((const struct fk_step[]){ FK_STOP });
+	struct rs_fd *e = fk_connected(FD, fk_policy(POLICY
+	    "  deadline_header: X-Request-Deadline\n"), false);
+
+	rs_httpconn_connecting(FD, e);
+	rs_tdeadline_take(FD + 1, rs_clock_now_ms() + 5000,
+	    INT64_C(1900000000000));
+	assert_non_null(t = rs_tls_bind(&session, FD, &fake_ops));
+	assert_null(rs_hook_http(FD));
+	while (put < strlen(GET) && rounds++ < 1000) {
+		r = rs_tls_send(t, &GET[put], strlen(GET) - put);
+		assert_true(r > 0);
+		put += (size_t)r;
+	}
+	while (got < strlen(R200) && rounds++ < 2000) {
+		int k = rs_tls_read(&session, buf + got,
+		    (int)(sizeof(buf) - 1 - got), false);
+
+		assert_true(k > 0);
+		got += (size_t)k;
+	}
+	buf[got] = '\0';
+	assert_string_equal(buf, R200);
+	assert_int_equal(s.sent_len, 3 * strlen(want));
+	for (int i = 0; i < 3; i++)
+		assert_memory_equal(s.sent + i * strlen(want), want,
+		    strlen(want));
+	assert_int_equal(fk_stat(RS_STAT_HTTP_RETRIES), 2);
+	rs_tls_unbind(&session);
+	assert_non_null(rs_hook_http(FD));
+	rs_tdeadline_drop(FD + 1);
+	rs_httpconn_forget(FD);
+	fk_done();
+}
+
 int main(void)
 {
 	const struct fk_table tables[] = { { NULL, 0, 0, NULL } };
 	const struct CMUnitTest more[] = {
 		cmocka_unit_test(test_split_records),
 		cmocka_unit_test(test_split_records_chunked),
+		cmocka_unit_test(test_deadline_header_through_session),
 	};
 
 	return fk_run_group("tls transport, split records and partial writes",

@@ -97,6 +97,7 @@ static void start(struct rs_httpconn *c, bool inbound, const char *header,
 	rs_http_init(&c->h, &cfg);
 	c->inbound = inbound;
 	c->lost = c->holding = false;
+	__atomic_store_n(&c->records, NULL, __ATOMIC_RELAXED);
 	c->held = 0;
 	rs_holdcount_note(&c->holder, false, -1);
 	c->header = header;

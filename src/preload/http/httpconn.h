@@ -31,6 +31,9 @@ struct rs_httpconn {
 	bool inbound;		/* accepted: the program reads requests */
 	bool lost;		/* a call went unseen: pass through for good */
 	bool holding;		/* outbound: a request head is being held */
+	const void *records;	/* the followed TLS session whose records the
+				   socket carries (its plaintext is fed by
+				   tls/), or NULL */
 	size_t held;		/* outbound: head bytes earlier writes gave */
 	uintptr_t holder;	/* holdcount.h: counted, by this thread */
 	const char *header;	/* the deadline header (policy storage) */
@@ -53,6 +56,21 @@ static inline struct rs_httpconn *rs_httpconn_get(int fd)
 	t = __atomic_load_n(&rs_httpconn_table, __ATOMIC_ACQUIRE);
 	c = t ? __atomic_load_n(&t[fd], __ATOMIC_ACQUIRE) : NULL;
 	return c && __atomic_load_n(&c->used, __ATOMIC_ACQUIRE) ? c : NULL;
+}
+
+/*
+ * fd carries the records of TLS session `session`, which the library
+ * follows (NULL: none now): while it does, the bytes of fd's socket calls
+ * are never fed to its tracker, whichever TLS call moves them (GnuTLS
+ * reads records in gnutls_session_get_data2, for one); the session's
+ * wrappers feed its plaintext instead.
+ */
+static inline void rs_httpconn_records(int fd, const void *session)
+{
+	struct rs_httpconn *c = rs_httpconn_get(fd);
+
+	if (c != NULL)
+		__atomic_store_n(&c->records, session, __ATOMIC_RELAXED);
 }
 
 /* An accepted connection: tracked when the policy sets inbound_deadline. */

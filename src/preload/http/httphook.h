@@ -20,14 +20,16 @@
 /*
  * The tracked connection of fd, when the library should act, or NULL:
  * not for the records of a TLS call under way on it, or of one whose
- * socket is being learnt (which learns fd then: tlsprobe.h).
+ * socket is being learnt (which learns fd then: tlsprobe.h), or of a
+ * session the library follows on it (rs_httpconn_records()).
  */
 static inline struct rs_httpconn *rs_hook_http(int fd)
 {
 	struct rs_httpconn *c = rs_guard_active() ? NULL : rs_httpconn_get(fd);
 
 	if (c == NULL || __builtin_expect(rs_tls_probed(fd) ||
-	    rs_tls_plain_fd == fd, 0))
+	    rs_tls_plain_fd == fd ||
+	    __atomic_load_n(&c->records, __ATOMIC_RELAXED) != NULL, 0))
 		return NULL;
 	return c;
 }

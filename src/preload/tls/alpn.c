@@ -122,19 +122,30 @@ static unsigned offer_of(void *ssl)
 	return s != NULL ? __atomic_load_n(&s->bits, __ATOMIC_ACQUIRE) : 0;
 }
 
+/* Whether fd's rule has `http` with `alpn: http/1.1`. */
+static bool rule_narrows(int fd)
+{
+	struct rs_fd *e = rs_fd_get(fd);
+
+	return e != NULL && e->settings->http.enabled &&
+	    e->settings->http.alpn != RS_HTTP_ALPN_KEEP;
+}
+
 void rs_alpn_before(void *ssl, int fd)
 {
 	static const unsigned char h1[] = "\x08http/1.1";
-	struct rs_fd *e = rs_fd_get(fd);
 
-	if (!__atomic_load_n(&any, __ATOMIC_RELAXED) || e == NULL ||
-	    !e->settings->http.enabled ||
-	    e->settings->http.alpn == RS_HTTP_ALPN_KEEP)
+	if (!__atomic_load_n(&any, __ATOMIC_RELAXED) || !rule_narrows(fd))
 		return;
 	if (offer_of(ssl) != (HAS_H2 | HAS_H1))
 		return;
 	if (rs_ssl_SSL_set_alpn_protos()(ssl, h1, sizeof(h1) - 1) == 0)
 		set_bits(ssl, HAS_H1);
+}
+
+bool rs_alpn_narrows(const unsigned char *p, unsigned len, int fd)
+{
+	return rule_narrows(fd) && offer_bits(p, len) == (HAS_H2 | HAS_H1);
 }
 
 /* Whether the protocol p[0..len) is HTTP/1.x (or none was agreed). */
@@ -144,19 +155,13 @@ static bool is_h1(const unsigned char *p, unsigned len)
 	    !memcmp(p, "http/1.0", 8)));
 }
 
-void rs_alpn_after(void *ssl)
+void rs_alpn_agreed(struct rs_tls *t, const unsigned char *p, unsigned len)
 {
 	static int logged;
-	const unsigned char *p = NULL;
-	unsigned len = 0;
-	struct rs_tls *t = rs_tls_find(ssl);
 	struct rs_fd *e = t != NULL ? rs_fd_get(t->fd) : NULL;
 	struct rs_hconn *h;
 
-	if (e == NULL)
-		return;
-	rs_ssl_SSL_get0_alpn_selected()(ssl, &p, &len);
-	if (is_h1(p, len))
+	if (e == NULL || is_h1(p, len))
 		return;
 	if ((h = rs_hconn_enter_tx(e, &rs_tls_tx, t)) != NULL) {
 		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
@@ -166,4 +171,16 @@ void rs_alpn_after(void *ssl)
 		rs_log(RS_LOG_WARN, NULL, "http retries off: %.*s negotiated "
 		    "on fd %d (and any later such connection)", (int)len, p,
 		    t->fd);
+}
+
+void rs_alpn_after(void *ssl)
+{
+	const unsigned char *p = NULL;
+	unsigned len = 0;
+	struct rs_tls *t = rs_tls_find(ssl);
+
+	if (t == NULL || rs_fd_get(t->fd) == NULL)
+		return;
+	rs_ssl_SSL_get0_alpn_selected()(ssl, &p, &len);
+	rs_alpn_agreed(t, p, len);
 }

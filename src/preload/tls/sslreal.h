@@ -82,8 +82,16 @@ RS_SSL_FN(void, SSL_get0_alpn_selected, (const void *s,
 /* GnuTLS's (libgnutls.so.30), for gnutls.c; the same lazy resolution. */
 RS_SSL_FN(ssize_t, gnutls_record_recv, (void *s, void *buf, size_t n))
 RS_SSL_FN(ssize_t, gnutls_record_send, (void *s, const void *buf, size_t n))
+RS_SSL_FN(ssize_t, gnutls_record_send2, (void *s, const void *buf, size_t n,
+    size_t pad, unsigned flags))
+RS_SSL_FN(int, gnutls_record_uncork, (void *s, unsigned flags))
+RS_SSL_FN(int, gnutls_handshake, (void *s))
+RS_SSL_FN(int, gnutls_alpn_set_protocols, (void *s, const void *names,
+    unsigned count, unsigned flags))
+RS_SSL_FN(int, gnutls_alpn_get_selected_protocol, (void *s, void *name))
 RS_SSL_FN(size_t, gnutls_record_check_pending, (void *s))
 RS_SSL_FN(void, gnutls_transport_set_int2, (void *s, int r, int w))
+RS_SSL_FN(void, gnutls_transport_get_int2, (void *s, int *r, int *w))
 RS_SSL_FN(void, gnutls_transport_set_ptr, (void *s, void *p))
 RS_SSL_FN(void, gnutls_transport_set_ptr2, (void *s, void *r, void *w))
 RS_SSL_FN(void, gnutls_deinit, (void *s))

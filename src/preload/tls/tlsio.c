@@ -132,7 +132,6 @@ static int read_bound(struct rs_tls *t, void *ssl, void *buf, int n,
 int rs_tls_read(void *ssl, void *buf, int n, bool peek)
 {
 	struct rs_tls *t = rs_tls_find(ssl);
-	struct rs_httpconn *c;
 	int r;
 
 	if (t == NULL)
@@ -142,12 +141,18 @@ int rs_tls_read(void *ssl, void *buf, int n, bool peek)
 	rs_tls_plain_fd = t->fd;
 	r = read_bound(t, ssl, buf, n, peek);
 	rs_tls_plain_fd = -1;
-	if (r > 0 && !peek && (c = outbound(t)) != NULL) {
-		struct iovec v = { buf, (size_t)r };
-
-		rs_httpconn_read(c, t->fd, &v, 1, r);
-	}
+	if (r > 0 && !peek)
+		rs_tls_seen(t, buf, (size_t)r);
 	return r;
+}
+
+void rs_tls_seen(const struct rs_tls *t, void *buf, size_t n)
+{
+	struct rs_httpconn *c = outbound(t);
+	struct iovec v = { buf, n };
+
+	if (c != NULL)
+		rs_httpconn_read(c, t->fd, &v, 1, (ssize_t)n);
 }
 
 /*
@@ -211,24 +216,18 @@ static ssize_t write_bound(void *ctx, const void *p, size_t n)
 	return r < 0 ? -errno : r;
 }
 
-int rs_tls_write(void *ssl, const void *buf, int n)
+ssize_t rs_tls_send(struct rs_tls *t, const void *buf, size_t n)
 {
-	struct rs_tls *t = rs_tls_find(ssl);
 	struct rs_tls_sink sink = { write_bound, t };
 	struct rs_httpconn *c;
 	ssize_t r;
 
-	if (t == NULL)
-		return probed(ssl, (int (*)(void *, void *, int))
-		    rs_ssl_SSL_write(), (void *)buf, n);
-	if (n <= 0)
-		return rs_ssl_SSL_write()(ssl, buf, n);
 	t->err = -1;
 	t->real_failed = false;
 	rs_tls_plain_fd = t->fd;
 	if ((c = outbound(t)) != NULL) {
 		/* The deadline tracker edits the head on its way in. */
-		struct iovec v = { (void *)buf, (size_t)n };
+		struct iovec v = { (void *)buf, n };
 		struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
 
 		rs_tls_sink_now = &sink;
@@ -242,9 +241,23 @@ int rs_tls_write(void *ssl, const void *buf, int n)
 		 */
 		rs_holdcount_note(&c->holder, false, t->fd);
 	} else {
-		r = write_bound(t, buf, (size_t)n);
+		r = write_bound(t, buf, n);
 	}
 	rs_tls_plain_fd = -1;
+	return r;
+}
+
+int rs_tls_write(void *ssl, const void *buf, int n)
+{
+	struct rs_tls *t = rs_tls_find(ssl);
+	ssize_t r;
+
+	if (t == NULL)
+		return probed(ssl, (int (*)(void *, void *, int))
+		    rs_ssl_SSL_write(), (void *)buf, n);
+	if (n <= 0)
+		return rs_ssl_SSL_write()(ssl, buf, n);
+	r = rs_tls_send(t, buf, (size_t)n);
 	return r < 0 ? failed(t, (int)r, true) : (int)r;
 }
 

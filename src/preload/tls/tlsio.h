@@ -30,6 +30,21 @@ int rs_tls_read(void *ssl, void *buf, int n, bool peek);
 /* The program writes buf[0..n) on session ssl. */
 int rs_tls_write(void *ssl, const void *buf, int n);
 
+/*
+ * The program writes buf[0..n) (n > 0) on followed session t, of either
+ * library: through the deadline tracker of its socket when its rule sets
+ * deadline_header (which edits a request head on its way in), and the
+ * retry engine when it has `http`.  Returns the bytes taken, or -errno
+ * (t notes the TLS library's own failure: real_failed, real_ret).
+ */
+ssize_t rs_tls_send(struct rs_tls *t, const void *buf, size_t n);
+
+/*
+ * The program was given buf[0..n) (n > 0) of session t's plaintext: the
+ * deadline tracker of its socket sees the response.
+ */
+void rs_tls_seen(const struct rs_tls *t, void *buf, size_t n);
+
 /* A handshake call (SSL_connect, SSL_do_handshake) on ssl, real one fn. */
 int rs_tls_handshake(void *ssl, int (*fn)(void *));
 

@@ -13,6 +13,7 @@
 
 #include "fdtable.h"
 #include "guard.h"
+#include "httpconn.h"
 
 #define RS_TLS_SLOTS 4096	/* sessions of HTTP rules open at once */
 #define TOMB ((void *)1)
@@ -93,7 +94,10 @@ struct rs_tls *rs_tls_bind(void *ssl, int fd, const struct rs_tls_ops *ops)
 	struct rs_tls *t = rs_tls_find(ssl);
 
 	if (t != NULL) {
+		if (t->fd != fd)
+			rs_httpconn_records(t->fd, NULL);
 		t->fd = fd;
+		rs_httpconn_records(fd, ssl);
 		return t;
 	}
 	if (e == NULL || e->http_off || (!e->settings->http.enabled &&
@@ -112,6 +116,7 @@ struct rs_tls *rs_tls_bind(void *ssl, int fd, const struct rs_tls_ops *ops)
 		free(t);
 		return NULL;
 	}
+	rs_httpconn_records(fd, ssl);
 	return t;
 }
 
@@ -125,6 +130,7 @@ static void detach(struct rs_tls *t)
 	struct rs_fd *e = rs_fd_get(t->fd);
 	struct rs_hconn *h;
 
+	rs_httpconn_records(t->fd, NULL);
 	if (e == NULL)
 		return;
 	rs_fd_lock(e);
