@@ -10,6 +10,7 @@
 #include "gnutls.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdint.h>
 
 #include "fdtable.h"
@@ -49,11 +50,13 @@ static ssize_t result(struct rs_tls *t, ssize_t r)
 
 static ssize_t read_gnutls(struct rs_tls *t, void *buf, size_t n)
 {
+	t->want = POLLIN;
 	return result(t, rs_ssl_gnutls_record_recv()(t->ssl, buf, n));
 }
 
 static ssize_t write_gnutls(struct rs_tls *t, const void *buf, size_t n)
 {
+	t->want = POLLOUT;
 	return result(t, rs_ssl_gnutls_record_send()(t->ssl, buf, n));
 }
 
@@ -114,8 +117,10 @@ ssize_t gnutls_record_send(void *s, const void *buf, size_t n)
 	if (!rs_tls_wanted() || (t = rs_tls_find(s)) == NULL || n == 0 ||
 	    (h = rs_tls_enter(t, &e)) == NULL)
 		return rs_ssl_gnutls_record_send()(s, buf, n);
+	enum rs_hr_phase before = h->m.phase;
+
 	r = rs_hconn_write(h, e, t->fd, buf, n, 0);
-	rs_hconn_leave(e, h);
+	rs_tls_leave_write(e, h, t->fd, before);
 	return r < 0 ? failed(t, (int)r, true) : r;
 }
 
