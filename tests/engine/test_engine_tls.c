@@ -419,6 +419,49 @@ static void test_stepped_reconnect(void **state)
 	}
 }
 
+/*
+ * The program frees its session (SSL_free) while the retry waits out its
+ * Retry-After: the connection passes, and its waits touch nothing of the
+ * session's any more.
+ */
+static void test_stepped_session_freed(void **state)
+{
+	static int session;
+	static const struct fk_step none[] = { FK_STOP };
+	unsigned rounds = 0;
+	int ready = 0;
+	enum rs_hw_want w = RS_HW_NONE;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	memset(&st, 0, sizeof(st));
+	s.seed = 7;
+	s.replies[0] = s.replies[1] = R503S;
+	s.replies[2] = R200;
+	fk_script(none);
+	fk_connected(FD, fk_policy(POLICY), true);
+	assert_non_null(rs_tls_bind(&session, FD, &step_ops));
+	step_write_get(&session, &rounds);
+	while (w != RS_HW_TIMER && rounds++ < 1000) {
+		int64_t now = rs_clock_now_ms(), next = RS_NEVER;
+
+		w = rs_hwait_step(rs_fd_get(FD), FD, ready, now, &next);
+		ready = w == RS_HW_IN || w == RS_HW_OUT;
+	}
+	assert_int_equal(w, RS_HW_TIMER);
+	rs_tls_unbind(&session);
+	fk_advance(1000);
+	int calls = st.calls;
+	int64_t next = RS_NEVER;
+	struct rs_fd *e = rs_fd_get(FD);
+
+	assert_false(rs_hwait_wanted(e));
+	assert_int_equal(rs_hwait_step(e, FD, 0, rs_clock_now_ms(), &next),
+	    RS_HW_NONE);
+	assert_int_equal(st.calls, calls);
+	fk_done();
+}
+
 int main(void)
 {
 	const struct fk_table tables[] = { { NULL, 0, 0, NULL } };
@@ -427,6 +470,7 @@ int main(void)
 		cmocka_unit_test(test_split_records_chunked),
 		cmocka_unit_test(test_stepped_keepalive),
 		cmocka_unit_test(test_stepped_reconnect),
+		cmocka_unit_test(test_stepped_session_freed),
 	};
 
 	return fk_run_group("tls transport, split records and partial writes",

@@ -140,7 +140,8 @@ static bool shows(const struct rs_hconn *h)
 {
 	const struct rs_tls *t = h->tx_ctx;
 
-	return rs_tls_stashed(t) > 0;
+	/* NULL: the session was freed (rs_tls_unbind()), its stash too. */
+	return t != NULL && rs_tls_stashed(t) > 0;
 }
 
 static short want(const struct rs_hconn *h)
