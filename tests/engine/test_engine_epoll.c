@@ -338,6 +338,31 @@ static void test_read_timeout_event(void **state)
 	fk_done();
 }
 
+/*
+ * A record the library reports before the kernel's wait (here a read
+ * timeout) that the kernel then reports in the same wait too (data came
+ * just then): one event, with both, never two for one registration.
+ */
+static void test_reported_once_per_wait(void **state)
+{
+	static const struct fk_step steps[] = {
+		EWAIT_QUIET(501),
+		FK_POLL_QUIET(0),
+		EWAIT_READY(0, 0, FD, EPOLLIN | EPOLLRDHUP),
+		FK_STOP,
+	};
+	struct epoll_event ev[4];
+
+	(void)state;
+	fk_script(steps);
+	fk_connected(FD, fk_policy(POLICY("3", "500ms")), true);
+	assert_int_equal(add(EPOLLIN | EPOLLRDHUP), 0);
+	assert_int_equal(rs_wait_epoll_wait(EP, ev, 4, -1), 1);
+	assert_int_equal(ev[0].events, EPOLLIN | EPOLLRDHUP);
+	assert_int_equal(ev[0].data.u64, DATA);
+	fk_done();
+}
+
 /* Another thread's connect, begun while a plain wait was blocked. */
 static void connect_meanwhile(void)
 {
@@ -537,6 +562,7 @@ int main(void)
 	const struct CMUnitTest more[] = {
 		cmocka_unit_test(test_level_triggered_connect),
 		cmocka_unit_test(test_read_timeout_event),
+		cmocka_unit_test(test_reported_once_per_wait),
 		cmocka_unit_test(test_connect_reports_data),
 		cmocka_unit_test(test_connect_during_plain_wait),
 		cmocka_unit_test(test_mod_and_del_during_attempt),

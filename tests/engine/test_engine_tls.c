@@ -9,9 +9,13 @@
  * request with its next response: 503 with Retry-After: 0 twice, then
  * 200.  Hundreds of seeds; each must end with the program reading the 200
  * whole, the request sent three times byte for byte, no system call made
- * (the script is empty: no poll, no sleep).
+ * (the script is empty: no poll, no sleep).  Then the same through the
+ * non-blocking engine, stepped by an event loop's waits and reads (see
+ * stepped()).
  */
 #include <errno.h>
+#include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,11 +25,13 @@
 
 #include <cmocka.h>
 
-#include "fake.h"
 #include "clock.h"
+#include "fake.h"
 #include "fdtable.h"
 #include "httpconn.h"
 #include "httphook.h"
+#include "httpwait.h"
+#include "sslreal.h"
 #include "tdeadline.h"
 #include "tlsio.h"
 #include "tlsmap.h"
@@ -232,6 +238,296 @@ static void test_deadline_header_through_session(void **state)
 	fk_done();
 }
 
+/*
+ * The stepped engine (httpwait.h) on a non-blocking socket: every call of
+ * the scripted library may say WANT_READ or WANT_WRITE (EAGAIN, with
+ * t->want), the records are 1 to 40 bytes, and the program's loop is an
+ * event loop's: its wait (rs_hwait_step, as poll and epoll call it) and
+ * its SSL_read, which says SSL_ERROR_WANT_READ until the 200 is there.
+ * Retry-After: 1 twice: the wait's timers move the clock.  A close on the
+ * first 503 makes a new connection (the connect engine's scripted calls)
+ * and a new handshake, stepped too.  Now and then a wait of another
+ * thread looks in, and must call nothing of the session's.
+ */
+#define R503S "HTTP/1.1 503 Busy\r\nRetry-After: 1\r\n" \
+	"Content-Length: 9\r\n\r\ntry later"
+#define R503SC "HTTP/1.1 503 Busy\r\nRetry-After: 1\r\n" \
+	"Connection: close\r\nContent-Length: 9\r\n\r\ntry later"
+
+static struct {
+	int handshakes;		/* new handshakes done */
+	int calls;		/* calls into the session, any */
+} st;
+
+/*
+ * One in three calls would block, wanting to read or to write: the
+ * library's own failure, noted as ossl.c notes it (SSL_get_error would
+ * ask OpenSSL, which the test has not: rs_tls_error() is asked only of
+ * the library's answers).
+ */
+static bool blocks(struct rs_tls *t)
+{
+	st.calls++;
+	t->real_failed = false;
+	if (rand_r(&s.seed) % 3 != 0)
+		return false;
+	t->want = rand_r(&s.seed) % 2 ? POLLIN : POLLOUT;
+	t->real_failed = true;
+	t->real_ret = -1;
+	errno = EAGAIN;
+	return true;
+}
+
+static ssize_t step_read(struct rs_tls *t, void *buf, size_t n)
+{
+	if (blocks(t))
+		return -1;
+	ssize_t k = fake_read(t, buf, n);
+
+	if (k < 0) {
+		t->want = POLLIN;
+		t->real_failed = true;
+		t->real_ret = -1;
+	}
+	return k;
+}
+
+static ssize_t step_write(struct rs_tls *t, const void *buf, size_t n)
+{
+	return blocks(t) ? -1 : fake_write(t, buf, n);
+}
+
+static bool step_held(const struct rs_tls *t)
+{
+	(void)t;
+	return false;
+}
+
+/* The new handshake: a few steps, each of which may wait. */
+static int step_renew(struct rs_tls *t, struct rs_hconn *h, struct rs_fd *e,
+    int fd, bool block)
+{
+	(void)h;
+	(void)e;
+	(void)fd;
+	assert_false(block);
+	if (blocks(t))
+		return -EAGAIN;
+	st.handshakes++;
+	t->off = t->len = 0;
+	return 0;
+}
+
+static const struct rs_tls_ops step_ops = {
+	.read = step_read,
+	.write = step_write,
+	.held = step_held,
+	.renew = step_renew,
+};
+
+/* The program's write of GET, as an event loop makes it. */
+static void step_write_get(void *ssl, unsigned *rounds)
+{
+	size_t put = 0;
+	int r;
+
+	while (put < strlen(GET) && (*rounds)++ < 1000) {
+		r = rs_tls_write(ssl, &GET[put], (int)(strlen(GET) - put));
+		if (r > 0)
+			put += (size_t)r;
+		else if (rs_tls_find(ssl)->err >= 0)
+			assert_int_equal(rs_tls_error(ssl, r),
+			    RS_SSL_ERROR_WANT_WRITE);
+		else	/* the library's own would-block, as it gave it */
+			assert_true(rs_tls_find(ssl)->real_failed && r == -1);
+	}
+	assert_int_equal(put, strlen(GET));
+}
+
+/* A wait of another thread than the session's driver. */
+struct other {
+	int64_t now, next;
+	enum rs_hw_want w;
+};
+
+static void *other_wait(void *arg)
+{
+	struct other *o = arg;
+
+	o->w = rs_hwait_step(rs_fd_get(FD), FD, 0, o->now, &o->next);
+	return NULL;
+}
+
+/*
+ * Another thread's wait calls nothing of the session's: it keeps the
+ * retry's timer, or says the socket is the driver's to read.
+ */
+static void foreign_wait(void)
+{
+	struct other o = { rs_clock_now_ms(), RS_NEVER, RS_HW_NONE };
+	int calls = st.calls;
+	pthread_t th;
+
+	assert_int_equal(pthread_create(&th, NULL, other_wait, &o), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(st.calls, calls);
+	assert_true(o.w != RS_HW_SHOW);
+	if (o.w == RS_HW_TIMER)
+		assert_true(o.next > o.now);
+}
+
+static void stepped(unsigned seed, const char *first, bool reconnects)
+{
+	static int session;
+	char buf[256];
+	size_t got = 0;
+	unsigned rounds = 0;
+	int ready = 0, r, shown = 0;
+	int64_t start;
+
+	memset(&s, 0, sizeof(s));
+	memset(&st, 0, sizeof(st));
+	s.seed = seed;
+	s.replies[0] = first;
+	s.replies[1] = R503S;
+	s.replies[2] = R200;
+	static const struct fk_step none[] = { FK_STOP }, reconnect[] = {
+		FK_DISSOLVE(FD), FK_CONNECT_START(FD), FK_SO_ERROR_IS(FD, 0),
+		FK_PEER(FD), FK_STOP };
+
+	fk_script(reconnects ? reconnect : none);
+	fk_connected(FD, fk_policy(POLICY), true);
+	assert_non_null(rs_tls_bind(&session, FD, &step_ops));
+	start = fk_now();
+	step_write_get(&session, &rounds);
+	while (got < strlen(R200) && rounds++ < 5000) {
+		struct rs_fd *e = rs_fd_get(FD);
+		int64_t now = rs_clock_now_ms(), next = RS_NEVER;
+		enum rs_hw_want w = RS_HW_NONE;
+
+		assert_non_null(e);
+		/* The wait, while it hides the socket; it reports it once
+		   the 200 is the program's, never a 503. */
+		if (rs_hwait_wanted(e) && rand_r(&s.seed) % 8 == 0)
+			foreign_wait();
+		if (rs_hwait_wanted(e))
+			w = rs_hwait_step(e, FD, ready, now, &next);
+		/* Readable only with the 200's beginning in hand. */
+		if (w == RS_HW_NOW)
+			assert_memory_equal(rs_tls_find(&session)->stash +
+			    rs_tls_find(&session)->off, &R200[got],
+			    rs_tls_stashed(rs_tls_find(&session)) > 0 ? 1 : 0);
+		if (w == RS_HW_NOW && got == 0)
+			assert_true(rs_tls_stashed(rs_tls_find(&session)) > 0);
+		ready = w == RS_HW_IN || w == RS_HW_OUT;
+		if (w == RS_HW_TIMER && next > now)
+			fk_advance(next - now);
+		/* Otherwise the wait is the kernel's, which reports only
+		   what the session has not read: the 200 must not be in
+		   the library's hands then, or the loop sleeps. */
+		if ((w == RS_HW_NONE || w == RS_HW_SHOW) &&
+		    s.in_off == s.in_len)
+			fail_msg("seed %u: the wait would sleep with %zu "
+			    "bytes in hand", seed,
+			    rs_tls_stashed(rs_tls_find(&session)));
+		if (w != RS_HW_NOW && w != RS_HW_NONE && rand_r(&s.seed) % 4)
+			continue;
+		/* The program's read: on the wait's word, or now and then
+		   before it (a read steps the retry too). */
+		r = rs_tls_read(&session, buf + got,
+		    (int)(sizeof(buf) - 1 - got), false);
+		if (r > 0) {
+			assert_memory_equal(buf + got, &R200[got],
+			    (size_t)r);
+			got += (size_t)r;
+			shown++;
+			continue;
+		}
+		/* Held back: WANT_READ; else the library's own (for the
+		   rest of the 200 too, read from the session itself). */
+		assert_int_equal(r, -1);
+		if (rs_tls_find(&session)->err >= 0)
+			assert_int_equal(rs_tls_error(&session, r),
+			    RS_SSL_ERROR_WANT_READ);
+		else
+			assert_true(rs_tls_find(&session)->real_failed);
+	}
+	assert_int_equal(got, strlen(R200));
+	assert_true(shown > 0);
+	/* Two Retry-After: 1, slept out as the wait's timers. */
+	if (fk_now() - start < 2000)
+		fail_msg("seed %u: the 200 after %lld ms", seed,
+		    (long long)(fk_now() - start));
+	assert_int_equal(s.sent_len, 3 * strlen(GET));
+	for (int i = 0; i < 3; i++)
+		assert_memory_equal(s.sent + i * strlen(GET), GET, strlen(GET));
+	assert_int_equal(st.handshakes, reconnects ? 1 : 0);
+	assert_int_equal(fk_stat(RS_STAT_HTTP_RETRIES), 2);
+	rs_tls_unbind(&session);
+	fk_done();
+}
+
+static void test_stepped_keepalive(void **state)
+{
+	(void)state;
+	for (unsigned seed = 1; seed <= 300; seed++) {
+		stepped(seed, R503S, false);
+		fk_env_forget();
+	}
+}
+
+static void test_stepped_reconnect(void **state)
+{
+	(void)state;
+	for (unsigned seed = 1; seed <= 300; seed++) {
+		stepped(seed, R503SC, true);
+		fk_env_forget();
+	}
+}
+
+/*
+ * The program frees its session (SSL_free) while the retry waits out its
+ * Retry-After: the connection passes, and its waits touch nothing of the
+ * session's any more.
+ */
+static void test_stepped_session_freed(void **state)
+{
+	static int session;
+	static const struct fk_step none[] = { FK_STOP };
+	unsigned rounds = 0;
+	int ready = 0;
+	enum rs_hw_want w = RS_HW_NONE;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	memset(&st, 0, sizeof(st));
+	s.seed = 7;
+	s.replies[0] = s.replies[1] = R503S;
+	s.replies[2] = R200;
+	fk_script(none);
+	fk_connected(FD, fk_policy(POLICY), true);
+	assert_non_null(rs_tls_bind(&session, FD, &step_ops));
+	step_write_get(&session, &rounds);
+	while (w != RS_HW_TIMER && rounds++ < 1000) {
+		int64_t now = rs_clock_now_ms(), next = RS_NEVER;
+
+		w = rs_hwait_step(rs_fd_get(FD), FD, ready, now, &next);
+		ready = w == RS_HW_IN || w == RS_HW_OUT;
+	}
+	assert_int_equal(w, RS_HW_TIMER);
+	rs_tls_unbind(&session);
+	fk_advance(1000);
+	int calls = st.calls;
+	int64_t next = RS_NEVER;
+	struct rs_fd *e = rs_fd_get(FD);
+
+	assert_false(rs_hwait_wanted(e));
+	assert_int_equal(rs_hwait_step(e, FD, 0, rs_clock_now_ms(), &next),
+	    RS_HW_NONE);
+	assert_int_equal(st.calls, calls);
+	fk_done();
+}
+
 int main(void)
 {
 	const struct fk_table tables[] = { { NULL, 0, 0, NULL } };
@@ -239,6 +535,9 @@ int main(void)
 		cmocka_unit_test(test_split_records),
 		cmocka_unit_test(test_split_records_chunked),
 		cmocka_unit_test(test_deadline_header_through_session),
+		cmocka_unit_test(test_stepped_keepalive),
+		cmocka_unit_test(test_stepped_reconnect),
+		cmocka_unit_test(test_stepped_session_freed),
 	};
 
 	return fk_run_group("tls transport, split records and partial writes",

@@ -32,6 +32,11 @@ static void tell_waits(int fd)
 		fn(fd);
 }
 
+void rs_hio_changed(int fd)
+{
+	tell_waits(fd);
+}
+
 void rs_hio_untracked(struct rs_fd *e)
 {
 	struct rs_hconn *h = rs_hconn_enter(e);

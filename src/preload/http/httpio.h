@@ -79,4 +79,7 @@ void rs_hio_untracked(struct rs_fd *e);
  */
 void rs_hio_on_change(void (*fn)(int fd));
 
+/* Tells the waits that what they must see of fd changed (the hook). */
+void rs_hio_changed(int fd);
+
 #endif /* RS_HTTPIO_H */

@@ -336,7 +336,7 @@ static int resend(struct rs_fd *e, struct rs_hconn *h, int fd)
 		e = rs_fd_get(fd);
 		/* A new TCP connection needs the session anew too. */
 		if (h->tx != NULL && e != NULL &&
-		    (r = h->tx->renew(h, e, fd)) < 0) {
+		    (r = h->tx->renew(h, e, fd, true)) < 0) {
 			rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
 			return r;
 		}

@@ -92,6 +92,14 @@ static struct rs_hconn *take(struct rs_fd *e, struct rs_hconn *fresh,
 	return ok ? h : NULL;
 }
 
+uintptr_t rs_hconn_me(void)
+{
+	/* Its address differs from thread to thread while they live. */
+	static __thread char me __attribute__((tls_model("initial-exec")));
+
+	return (uintptr_t)&me;
+}
+
 struct rs_hconn *rs_hconn_enter(struct rs_fd *e)
 {
 	struct rs_hconn *fresh = NULL, *h;

@@ -43,8 +43,22 @@ struct rs_htx {
 	ssize_t (*send)(struct rs_hconn *h, int fd, const char *p, size_t n);
 	/* Whether bytes wait that a poll of fd would not report. */
 	bool (*ready)(const struct rs_hconn *h);
-	/* After a reconnect on fd: the session anew (-errno on failure). */
-	int (*renew)(struct rs_hconn *h, struct rs_fd *e, int fd);
+	/*
+	 * Whether the transport holds bytes the program reads next (a
+	 * response shown or handed over): the waits report fd readable
+	 * while it does.  Calls nothing; any thread may ask.
+	 */
+	bool (*shows)(const struct rs_hconn *h);
+	/* What the socket must be ready for before the call that last
+	   failed with EAGAIN can go on (POLLIN or POLLOUT): a TLS library
+	   may want to read in a write and to write in a read. */
+	short (*want)(const struct rs_hconn *h);
+	/*
+	 * After a reconnect on fd: the session anew (-errno on failure).
+	 * block false: one step; -EAGAIN when it must wait for the socket
+	 * (want()), and the next call goes on from there.
+	 */
+	int (*renew)(struct rs_hconn *h, struct rs_fd *e, int fd, bool block);
 	/* Whether renew can ever succeed (false: never reconnect). */
 	bool (*renews)(const struct rs_hconn *h);
 };
@@ -66,11 +80,21 @@ struct rs_hconn {
 	size_t out_left;
 	bool connecting;		/* WAIT: a reconnect is under way */
 	bool fresh;			/* WAIT: ... and the resend goes on it */
+	bool renewing;			/* WAIT: the transport's session is
+					   made anew on the new connection */
 	bool lowat_set;			/* SO_RCVLOWAT is ours for now */
+	uint8_t last_want;		/* what the last step waited for
+					   (enum rs_hw_want, httpwait.h) */
+	uintptr_t driver;		/* the thread that last called into the
+					   transport's session (rs_hconn_me()),
+					   the only one whose waits may step it */
 	uintptr_t holder;		/* holdcount.h: counted, by whom */
 	int lowat_old;			/* the program's SO_RCVLOWAT */
 	char buf[RS_HCONN_PEEK];
 };
+
+/* The calling thread, as rs_hconn's driver knows it. */
+uintptr_t rs_hconn_me(void);
 
 /*
  * Enters the engine for e: returns its connection state, made on first use

@@ -2,7 +2,8 @@
 /*
  * httpwait.c - the non-blocking HTTP/1.x status retry: the same phases
  * as the blocking engine (httpretry.c), each step a few non-blocking
- * system calls, driven by the waits and reads.  See httpwait.h.
+ * system calls (or calls of the connection's transport, a TLS session),
+ * driven by the waits and reads.  See httpwait.h.
  */
 #include "httpwait.h"
 
@@ -14,9 +15,13 @@
 #include "connect_step.h"
 #include "io_timeout.h"
 #include "real.h"
+#include "tlsprobe.h"
 
 /* A phase step that moved on: run the next one. */
 #define AGAIN (-1)
+
+/* Phase steps in one go at most; then the wait steps again at once. */
+#define ROUNDS 64
 
 /* Until the read deadline: watch for data; past it, nothing is hidden. */
 static int want_in(const struct rs_fd *e, int64_t now, int64_t *next)
@@ -27,6 +32,40 @@ static int want_in(const struct rs_fd *e, int64_t now, int64_t *next)
 		return RS_HW_NONE;
 	*next = rs_clock_min(*next, dl);
 	return RS_HW_IN;
+}
+
+/*
+ * A transport's call would block: step again when the socket is ready
+ * for what it waits for (a TLS library may read in a write), until the
+ * read deadline.
+ */
+static int want_tx(const struct rs_hconn *h, const struct rs_fd *e,
+    int64_t now, int64_t *next)
+{
+	int w = want_in(e, now, next);
+
+	return w == RS_HW_IN && h->tx->want(h) == POLLOUT ? RS_HW_OUT : w;
+}
+
+/*
+ * The engine's own non-blocking calls: of the socket, or of h's
+ * transport (whose calls do not block on a non-blocking socket), with
+ * libc's convention.
+ */
+static ssize_t nb_send(struct rs_hconn *h, int fd, const char *p, size_t n)
+{
+	if (h->tx != NULL)
+		return h->tx->send(h, fd, p, n);
+	return rs_real_send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+static ssize_t nb_recv(struct rs_hconn *h, int fd, bool peek)
+{
+	if (h->tx != NULL)
+		return peek ? h->tx->peek(h, fd, h->buf, sizeof(h->buf),
+		    false) : h->tx->recv(h, fd, h->buf, sizeof(h->buf));
+	return rs_real_recv(fd, h->buf, sizeof(h->buf),
+	    (peek ? MSG_PEEK : 0) | MSG_DONTWAIT);
 }
 
 /*
@@ -65,8 +104,7 @@ static void lowat_restore(struct rs_hconn *h, int fd)
 static int push(struct rs_hconn *h, struct rs_fd *e, int fd, int64_t now)
 {
 	while (h->out_left > 0) {
-		ssize_t k = rs_real_send(fd, h->out, h->out_left,
-		    MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t k = nb_send(h, fd, h->out, h->out_left);
 
 		if (k > 0) {
 			h->out += k;
@@ -122,19 +160,23 @@ static int await(struct rs_hconn *h, struct rs_fd *e, int fd, int64_t now,
 	if (r != 0)
 		return r == AGAIN ? AGAIN : RS_HW_NONE;
 	if (h->out_left > 0)
-		return want_out(h, e, now, next);
-	ssize_t n = rs_real_recv(fd, h->buf, sizeof(h->buf),
-	    MSG_PEEK | MSG_DONTWAIT);
+		return h->tx != NULL && h->tx->want(h) == POLLIN ?
+		    want_in(e, now, next) : want_out(h, e, now, next);
+	ssize_t n = nb_recv(h, fd, true);
 
 	if (n < 0 && errno == ECONNRESET && h->reused)
 		n = 0;	/* a reset idle connection: as an end of file */
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-		return want_in(e, now, next);
+		return h->tx != NULL ? want_tx(h, e, now, next) :
+		    want_in(e, now, next);
 	if (n < 0) {
 		/* The peek took the socket's error from the kernel: the
 		   program's next read, write or SO_ERROR gets it
-		   (rs_hio_take_error()), as it would have. */
-		__atomic_store_n(&e->http_err, errno, __ATOMIC_RELEASE);
+		   (rs_hio_take_error()), as it would have.  A transport's
+		   failure is met again by the program's own next read. */
+		if (h->tx == NULL)
+			__atomic_store_n(&e->http_err, errno,
+			    __ATOMIC_RELEASE);
 		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
 		return RS_HW_NONE;
 	}
@@ -149,6 +191,10 @@ static int await(struct rs_hconn *h, struct rs_fd *e, int fd, int64_t now,
 	enum rs_hr_verdict v = rs_hb_judge(e, &h->m, h->buf, (size_t)n,
 	    n == sizeof(h->buf), n == 0, rs_clock_epoch_ms());
 
+	/* A transport holds more than it showed: look again now.  (Its
+	   peek reads the socket itself, and so meets the peer's end.) */
+	if (v == RS_HR_MORE && h->tx != NULL)
+		return h->tx->ready(h) ? AGAIN : want_tx(h, e, now, next);
 	/* The peer ended inside the head: shown as it came (httpretry.c). */
 	if (v == RS_HR_MORE && rs_hconn_peer_done(fd)) {
 		lowat_restore(h, fd);
@@ -178,14 +224,15 @@ static int drain(struct rs_hconn *h, struct rs_fd *e, int fd, int64_t now,
 	size_t rest;
 
 	while (h->m.phase == RS_HR_DRAIN) {
-		ssize_t n = rs_real_recv(fd, h->buf, sizeof(h->buf),
-		    MSG_DONTWAIT);
+		ssize_t n = nb_recv(h, fd, false);
+		int w;
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) &&
-		    want_in(e, now, next) == RS_HW_IN)
-			return RS_HW_IN;
+		    (w = h->tx != NULL ? want_tx(h, e, now, next) :
+		    want_in(e, now, next)) != RS_HW_NONE)
+			return w;
 		if (n > 0)
 			rs_fd_touch(e, now);
 		/* An error, or silence past read_timeout: the connection is
@@ -216,6 +263,29 @@ static int connecting(struct rs_hconn *h, struct rs_fd *e, int fd, int ready,
 		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
 		return RS_HW_NONE;
 	}
+	/* A new TCP connection needs the transport's session anew too. */
+	h->renewing = h->tx != NULL;
+	return AGAIN;
+}
+
+/*
+ * WAIT, after a reconnect: the session made anew (a TLS handshake), a
+ * step at a time.  One that cannot be made hands the response over as
+ * it came (the transport's renew()): the program reads it.
+ */
+static int renewing(struct rs_hconn *h, struct rs_fd *e, int fd,
+    int64_t now, int64_t *next)
+{
+	int r = h->tx->renew(h, e, fd, false), w;
+
+	if (r == -EAGAIN && (w = want_tx(h, e, now, next)) != RS_HW_NONE)
+		return w;
+	h->renewing = false;
+	if (r < 0) {
+		/* Its own failure, or silence past read_timeout. */
+		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
+		return RS_HW_NONE;
+	}
 	return AGAIN;
 }
 
@@ -225,6 +295,8 @@ static int resend(struct rs_hconn *h, struct rs_fd **ep, int fd, int ready,
 {
 	if (h->connecting)
 		return connecting(h, *ep, fd, ready, now, next);
+	if (h->renewing)
+		return renewing(h, *ep, fd, now, next);
 	if (now < h->retry_at_ms) {
 		*next = rs_clock_min(*next, h->retry_at_ms);
 		return RS_HW_TIMER;
@@ -253,11 +325,18 @@ static int resend(struct rs_hconn *h, struct rs_fd **ep, int fd, int ready,
 static enum rs_hw_want run(struct rs_hconn *h, struct rs_fd **ep, int fd,
     int ready, int64_t now, int64_t *next)
 {
-	int w = AGAIN;
+	int w = AGAIN, rounds = 0;
 
 	/* Each round moves a phase on; a retry takes at most four, and
-	   attempts bound the retries. */
+	   attempts bound the retries; a transport's look at a response
+	   that came in many records takes one round for each, and ROUNDS
+	   of them hand the rest to the next step, at once. */
 	while (w == AGAIN) {
+		if (rounds++ == ROUNDS) {
+			*next = now;
+			w = RS_HW_TIMER;
+			break;
+		}
 		switch (h->m.phase) {
 		case RS_HR_AWAIT:
 			w = await(h, *ep, fd, now, next);
@@ -275,13 +354,67 @@ static enum rs_hw_want run(struct rs_hconn *h, struct rs_fd **ep, int fd,
 	}
 	if (w == RS_HW_NONE || w == RS_HW_SHOW)
 		lowat_restore(h, fd);
+	h->last_want = (uint8_t)w;
 	return (enum rs_hw_want)w;
+}
+
+/* Whether the waits hide h's socket from the program. */
+static bool hidden(const struct rs_hconn *h)
+{
+	return h->m.phase == RS_HR_AWAIT || h->m.phase == RS_HR_DRAIN ||
+	    h->m.phase == RS_HR_WAIT;
+}
+
+/*
+ * A wait of a thread that is not the driver of h's session: no call into
+ * it.  The timer is kept; a step due (the socket is ready as the last
+ * step asked, or no wait of it is known) is the driver's next read, so
+ * the socket is reported readable.
+ */
+static enum rs_hw_want foreign(const struct rs_hconn *h, int ready,
+    int64_t now, int64_t *next)
+{
+	if (h->m.phase == RS_HR_WAIT && !h->connecting && !h->renewing &&
+	    now < h->retry_at_ms) {
+		*next = rs_clock_min(*next, h->retry_at_ms);
+		return RS_HW_TIMER;
+	}
+	if (ready || (h->last_want != RS_HW_IN && h->last_want != RS_HW_OUT))
+		return RS_HW_NOW;
+	return (enum rs_hw_want)h->last_want;
+}
+
+/*
+ * Steps a transport's connection in its driver's wait.  Its session's
+ * records on fd are no HTTP of the trackers' (tlsprobe.h).  What the
+ * program reads next is the transport's (the stash of a TLS session: the
+ * response shown, or handed over), not the kernel's: readable now.
+ */
+static enum rs_hw_want run_tx(struct rs_hconn *h, struct rs_fd **ep, int fd,
+    int ready, int64_t now, int64_t *next)
+{
+	int plain = rs_tls_plain_fd;
+
+	rs_tls_plain_fd = fd;
+	enum rs_hw_want w = run(h, ep, fd, ready, now, next);
+
+	rs_tls_plain_fd = plain;
+	if (w == RS_HW_SHOW || (w == RS_HW_NONE && !hidden(h)))
+		return RS_HW_NOW;
+	return w;
 }
 
 enum rs_hw_want rs_hwait_step(struct rs_fd *e, int fd, int ready,
     int64_t now, int64_t *next)
 {
 	bool busy;
+	const struct rs_hconn *held = e->http;
+
+	/* A transport's bytes for the program (the connection may have
+	   passed: not entered), no call into its session. */
+	if (held != NULL && held->tx != NULL && !hidden(held) &&
+	    held->tx->shows(held))
+		return RS_HW_NOW;
 	struct rs_hconn *h = rs_hconn_enter_wait(e, &busy);
 	int save = errno;
 
@@ -291,7 +424,9 @@ enum rs_hw_want rs_hwait_step(struct rs_fd *e, int fd, int ready,
 		*next = rs_clock_min(*next, now + 1);
 		return RS_HW_TIMER;
 	}
-	enum rs_hw_want w = run(h, &e, fd, ready, now, next);
+	enum rs_hw_want w = h->tx == NULL ? run(h, &e, fd, ready, now, next) :
+	    h->driver != rs_hconn_me() ? foreign(h, ready, now, next) :
+	    run_tx(h, &e, fd, ready, now, next);
 
 	rs_hconn_leave(e, h);
 	errno = save;
@@ -308,6 +443,8 @@ short rs_hwait_poll_events(struct rs_fd *e, int fd, int ready, int64_t now,
 		return POLLOUT;
 	case RS_HW_TIMER:
 		return 0;
+	case RS_HW_NOW:
+		return RS_HW_POLL_NOW;
 	default:
 		return -1;
 	}
@@ -356,7 +493,7 @@ bool rs_hwait_ept(struct rs_ept_instance *i, struct rs_ept_record *r,
 	enum rs_hw_want w = rs_hwait_step(e, r->fd, ready, now, &when);
 
 	rs_epi_unpend(i, r);
-	if (w == RS_HW_SHOW) {
+	if (w == RS_HW_SHOW || w == RS_HW_NOW) {
 		*rev = shown(i, r, e, in_wait, ready, now);
 		return true;
 	}

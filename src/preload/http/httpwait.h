@@ -35,34 +35,45 @@ enum rs_hw_want {
 	RS_HW_IN,	/* hidden; step again when it is readable */
 	RS_HW_OUT,	/* hidden; step again when it is writable */
 	RS_HW_TIMER,	/* hidden; step again at the time given */
+	RS_HW_NOW,	/* a transport's (TLS): what the program reads next
+			   is in its hands, or only the program's own read
+			   may step it: readable now, whatever the kernel says */
 };
 
 /*
  * Whether the waits must step e before reporting it: a non-blocking
- * socket whose request awaits, or is retrying, its response.  A few loads.
+ * socket whose request awaits, or is retrying, its response, or whose
+ * transport holds what the program reads next.  A few loads.
  */
 static inline bool rs_hwait_wanted(const struct rs_fd *e)
 {
 	const struct rs_hconn *h = e->http;
 
-	return h != NULL && e->nonblocking && !e->http_off && h->tx == NULL &&
+	return h != NULL && e->nonblocking && !e->http_off &&
 	    (h->m.phase == RS_HR_AWAIT || h->m.phase == RS_HR_DRAIN ||
-		h->m.phase == RS_HR_WAIT);
+		h->m.phase == RS_HR_WAIT ||
+		(h->tx != NULL && h->tx->shows(h)));
 }
 
 /*
  * Steps fd's retry as far as it goes without blocking.  ready is true
  * when the kernel reported the socket to the wait.  Lowers *next to when
- * it needs a step without an event.
+ * it needs a step without an event.  A connection fed by a transport (a
+ * TLS session) is stepped only by a wait of the thread that last called
+ * into the session (rs_hconn's driver); another thread's wait calls no
+ * TLS function: it keeps the timer and reports fd readable (RS_HW_NOW)
+ * when a step is due, which the driver's next read takes.
  */
 enum rs_hw_want rs_hwait_step(struct rs_fd *e, int fd, int ready,
     int64_t now, int64_t *next);
 
 /*
  * For poll: the events the kernel must watch on fd for the engine (0:
- * none, hide the descriptor), or -1 when the wait should treat fd as
- * usual (what is queued, if anything, is the program's).
+ * none, hide the descriptor), -1 when the wait should treat fd as usual
+ * (what is queued, if anything, is the program's), or RS_HW_POLL_NOW:
+ * report fd readable now, without the kernel (RS_HW_NOW).
  */
+#define RS_HW_POLL_NOW (-2)
 short rs_hwait_poll_events(struct rs_fd *e, int fd, int ready, int64_t now,
     int64_t *next);
 

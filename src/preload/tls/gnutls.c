@@ -16,6 +16,7 @@
 #include "gnutls.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -105,11 +106,13 @@ static ssize_t result(struct rs_tls *t, ssize_t r)
 
 static ssize_t read_gnutls(struct rs_tls *t, void *buf, size_t n)
 {
+	t->want = POLLIN;
 	return result(t, recv_real(t->ssl, buf, n));
 }
 
 static ssize_t write_gnutls(struct rs_tls *t, const void *buf, size_t n)
 {
+	t->want = POLLOUT;
 	return result(t, send_real(t->ssl, buf, n, 0, 0));
 }
 

@@ -26,6 +26,7 @@ ssize_t rs_tls_result(struct rs_tls *t, int ret)
 	switch (e) {
 	case RS_SSL_ERROR_WANT_READ:
 	case RS_SSL_ERROR_WANT_WRITE:
+		t->want = e == RS_SSL_ERROR_WANT_WRITE ? POLLOUT : POLLIN;
 		errno = EAGAIN;
 		return -1;
 	case RS_SSL_ERROR_ZERO_RETURN:
@@ -74,48 +75,38 @@ static bool same_cert(void *a, void *b)
 	return same;
 }
 
-/* Runs the handshake of t's session on fd to its end: 0 or -errno. */
-static int handshake(struct rs_hconn *h, struct rs_fd *e, int fd)
+/*
+ * One step of t's handshake: 0 once done, -EAGAIN while it waits for
+ * the socket (t->want says for what), -EPROTO when it failed.
+ */
+static int step(struct rs_tls *t)
 {
-	struct rs_tls *t = h->tx_ctx;
-	int r = 0, w;
+	int w = rs_ssl_SSL_connect()(t->ssl), why;
 
-	while (r == 0 && (w = rs_ssl_SSL_connect()(t->ssl)) != 1) {
-		int why = rs_ssl_SSL_get_error()(t->ssl, w);
-		short ev = why == RS_SSL_ERROR_WANT_READ ? POLLIN :
-		    why == RS_SSL_ERROR_WANT_WRITE ? POLLOUT : 0;
-
-		if (ev == 0)
-			return -EPROTO;
-		r = rs_hconn_wait(e, h, fd, ev, rs_io_deadline(e, false),
-		    RS_NEVER);
-		r = r > 0 ? 0 : r == 0 ? -ETIMEDOUT : r;
-	}
-	return r;
+	if (w == 1)
+		return 0;
+	why = rs_ssl_SSL_get_error()(t->ssl, w);
+	if (why != RS_SSL_ERROR_WANT_READ && why != RS_SSL_ERROR_WANT_WRITE)
+		return -EPROTO;
+	t->want = why == RS_SSL_ERROR_WANT_WRITE ? POLLOUT : POLLIN;
+	return -EAGAIN;
 }
 
 /*
- * The session anew on the new connection fd: the previous session is
- * offered for resumption, the rest of the program's settings are the
- * SSL object's own, which SSL_clear keeps (context, server name,
- * verification mode, callback and host check, ALPN).  The old connection
- * ended (the server closed it): marked shut down, so that SSL_clear does
- * not take the session for a broken one.  The handshake waits as a read
- * of the program's would (read_timeout, the deadline).
- *
- * OpenSSL verifies the new certificate as the program asked it to; what
- * a program checks itself after its handshake (curl its host name and
- * pinned keys) is never asked again, so the replay goes on only when the
- * server shows the very certificate the program accepted.  Otherwise the
- * response goes to the program as it came (rs_tls_hand_over()).
+ * Starts t's session anew: the previous session is offered for
+ * resumption, the rest of the program's settings are the SSL object's
+ * own, which SSL_clear keeps (context, server name, verification mode,
+ * callback and host check, ALPN).  The old connection ended (the server
+ * closed it): marked shut down, so that SSL_clear does not take the
+ * session for a broken one.  Returns 0 or -EPROTO.
  */
-static int renew(struct rs_tls *t, struct rs_hconn *h, struct rs_fd *e,
-    int fd)
+static int start(struct rs_tls *t)
 {
 	void *sess = rs_ssl_SSL_get1_session()(t->ssl);
-	void *was = rs_ssl_peer_cert(t->ssl);
 	int r;
 
+	t->was = rs_ssl_peer_cert(t->ssl);
+	t->renewing = true;
 	rs_ssl_SSL_set_shutdown()(t->ssl, RS_SSL_SENT_SHUTDOWN |
 	    RS_SSL_RECEIVED_SHUTDOWN);
 	r = rs_ssl_SSL_clear()(t->ssl) == 1 ? 0 : -EPROTO;
@@ -125,8 +116,20 @@ static int renew(struct rs_tls *t, struct rs_hconn *h, struct rs_fd *e,
 		rs_ssl_SSL_SESSION_free()(sess);
 	}
 	t->off = t->len = 0;
-	if (r == 0)
-		r = handshake(h, e, fd);
+	return r;
+}
+
+/*
+ * The handshake ended with r (0 or -errno): the replay goes on only when
+ * the server showed the very certificate the program accepted, else the
+ * response goes to the program as it came (rs_tls_hand_over()).
+ */
+static int finish(struct rs_tls *t, int r)
+{
+	void *was = t->was;
+
+	t->was = NULL;
+	t->renewing = false;
 	if (r == 0)
 		return same_cert(was, rs_ssl_peer_cert(t->ssl)) ? 0 :
 		    rs_tls_hand_over(t, "the server showed another certificate");
@@ -134,6 +137,32 @@ static int renew(struct rs_tls *t, struct rs_hconn *h, struct rs_fd *e,
 		rs_ssl_X509_free()(was);
 	return r == -EPROTO ? rs_tls_hand_over(t, "the new handshake failed") :
 	    r;
+}
+
+/*
+ * The session anew on the new connection fd (start()), then its
+ * handshake: run to its end when block is true, waiting as a read of the
+ * program's would (read_timeout, the deadline); else one step, -EAGAIN
+ * while it waits for the socket, the next call going on from there.
+ *
+ * OpenSSL verifies the new certificate as the program asked it to; what
+ * a program checks itself after its handshake (curl its host name and
+ * pinned keys) is never asked again, so the replay goes on only when the
+ * server shows the very certificate the program accepted (finish()).
+ */
+static int renew(struct rs_tls *t, struct rs_hconn *h, struct rs_fd *e,
+    int fd, bool block)
+{
+	int r = t->renewing ? 0 : start(t), w;
+
+	/* Each round is a handshake step; the waits end it at the read
+	   deadline at the latest. */
+	while (r == 0 && (r = step(t)) == -EAGAIN && block) {
+		w = rs_hconn_wait(e, h, fd, t->want, rs_io_deadline(e, false),
+		    RS_NEVER);
+		r = w > 0 ? 0 : w == 0 ? -ETIMEDOUT : w;
+	}
+	return r == -EAGAIN ? r : finish(t, r);
 }
 
 static void clear_errors(void)

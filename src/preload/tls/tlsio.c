@@ -17,6 +17,8 @@
 #include "holdcount.h"
 #include "httpconn.h"
 #include "httpout.h"
+#include "httpio.h"
+#include "httpwait.h"
 #include "io.h"
 #include "io_block.h"
 #include "runtime.h"
@@ -54,10 +56,28 @@ static int probed(void *ssl, int (*fn)(void *, void *, int), void *buf,
 
 struct rs_hconn *rs_tls_enter(struct rs_tls *t, struct rs_fd **e)
 {
+	struct rs_hconn *h;
+
 	t->err = -1;
 	t->real_failed = false;
 	*e = rs_fd_get(t->fd);
-	return *e != NULL ? rs_hconn_enter_tx(*e, &rs_tls_tx, t) : NULL;
+	h = *e != NULL ? rs_hconn_enter_tx(*e, &rs_tls_tx, t) : NULL;
+	/* This thread drives the session now: its waits may step it. */
+	if (h != NULL)
+		h->driver = rs_hconn_me();
+	return h;
+}
+
+void rs_tls_leave_write(struct rs_fd *e, struct rs_hconn *h, int fd,
+    enum rs_hr_phase before)
+{
+	bool awaits = before != RS_HR_AWAIT && h->m.phase == RS_HR_AWAIT &&
+	    e->nonblocking;
+
+	rs_hconn_leave(e, h);
+	/* The request is whole: epoll's records hide fd from now on. */
+	if (awaits)
+		rs_hio_changed(fd);
 }
 
 /*
@@ -79,13 +99,32 @@ static int failed(struct rs_tls *t, int r, bool out)
 
 int rs_tls_settle(struct rs_tls *t, struct rs_hconn *h, struct rs_fd **e)
 {
-	int r;
+	bool mid = h->m.phase == RS_HR_DRAIN || h->m.phase == RS_HR_WAIT ||
+	    h->out_left > 0;
+	int r = 0;
 
-	if (h->m.phase != RS_HR_AWAIT)
+	if (h->m.phase != RS_HR_AWAIT && !mid)
 		return 0;
-	h->own_until = (*e)->nonblocking ? RS_NEVER :
-	    rs_io_own_timeout(*e, t->fd, false, rs_clock_now_ms());
-	r = rs_hconn_settle(h, *e, t->fd, false);
+	if ((*e)->nonblocking) {
+		/* Stepped as the waits step it, never blocking: nothing yet
+		   is WANT_READ (E_AGAIN). */
+		r = rs_hwait_settle(h, *e, t->fd);
+		if (r == RS_HW_RESTEP) {
+			rs_hio_changed(t->fd);
+			r = -EAGAIN;
+		}
+	} else {
+		/* A retry a non-blocking step began is finished first, as
+		   httpio.c does. */
+		h->own_until = rs_io_own_timeout(*e, t->fd, false,
+		    rs_clock_now_ms());
+		if (mid)
+			r = rs_hwait_finish(h, *e, t->fd);
+		if (r == 0 && (*e = rs_fd_get(t->fd)) == NULL)
+			r = -ECONNRESET;
+		if (r == 0)
+			r = rs_hconn_settle(h, *e, t->fd, false);
+	}
 	/* The response is handed over as it came: it is in the stash. */
 	if (r == -ECANCELED)
 		r = 0;
@@ -208,8 +247,10 @@ static ssize_t write_bound(void *ctx, const void *p, size_t n)
 	ssize_t r;
 
 	if (h != NULL) {
+		enum rs_hr_phase before = h->m.phase;
+
 		r = rs_hconn_write(h, e, t->fd, p, n, 0);
-		rs_hconn_leave(e, h);
+		rs_tls_leave_write(e, h, t->fd, before);
 		return r;
 	}
 	r = t->ops->write(t, p, n);

@@ -74,6 +74,13 @@ struct rs_hconn *rs_tls_enter(struct rs_tls *t, struct rs_fd **e);
  */
 int rs_tls_settle(struct rs_tls *t, struct rs_hconn *h, struct rs_fd **e);
 
+/*
+ * Leaves h after the program's write on fd (phase: before it); a request
+ * now whole on a non-blocking socket is the waits' to hide.
+ */
+void rs_tls_leave_write(struct rs_fd *e, struct rs_hconn *h, int fd,
+    enum rs_hr_phase before);
+
 /* Copies up to n stashed bytes to buf (consumed unless peek). */
 size_t rs_tls_from_stash(struct rs_tls *t, void *buf, size_t n, bool peek);
 

@@ -14,6 +14,7 @@
 #include "fdtable.h"
 #include "guard.h"
 #include "httpconn.h"
+#include "sslreal.h"
 
 #define RS_TLS_SLOTS 4096	/* sessions of HTTP rules open at once */
 #define TOMB ((void *)1)
@@ -181,6 +182,9 @@ void rs_tls_unbind(void *ssl)
 	if (t == NULL)
 		return;
 	detach(t);
+	/* A new handshake the program freed its session in the middle of. */
+	if (t->was != NULL)
+		rs_ssl_X509_free()(t->was);
 	rs_guard_enter();
 	free(t);
 	rs_guard_leave();

@@ -37,9 +37,11 @@ struct rs_tls_ops {
 	/*
 	 * After a reconnect: the session anew on fd, or the response
 	 * handed over (rs_tls_hand_over()); NULL: always handed over.
+	 * block false: one step of the handshake, -EAGAIN while it must
+	 * wait for the socket (t->want), the next call going on from there.
 	 */
 	int (*renew)(struct rs_tls *t, struct rs_hconn *h, struct rs_fd *e,
-	    int fd);
+	    int fd, bool block);
 	/* Forgets the library's errors of a session the engine gave up. */
 	void (*clear_errors)(void);
 };
@@ -53,6 +55,10 @@ struct rs_tls {
 	bool real_failed;	/* the last call's failure was OpenSSL's own */
 	int real_ret;		/* ... and this is what OpenSSL returned */
 	bool eof;		/* after the stash, the stream ends */
+	short want;		/* POLLIN or POLLOUT: what the library's last
+				   EAGAIN waits for (rs_htx's want()) */
+	bool renewing;		/* a new handshake is under way (renew) */
+	void *was;		/* ... and the certificate the program took */
 	bool kept_over;		/* the drain took more than kept holds */
 	size_t kept_len;	/* kept[0..kept_len): what the engine's drain
 				   of the last judged response took */

@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <string.h>
 
+#include "fdtable.h"
 #include "log.h"
 #include "real.h"
 
@@ -26,6 +27,21 @@ static bool held(const struct rs_tls *t)
 }
 
 /*
+ * Whether a read of t's session may go now: on a blocking socket only
+ * when it would not block; a non-blocking one says so itself (the
+ * library's WANT_READ, E_AGAIN), with no poll of the library's.
+ */
+static bool may_read(const struct rs_tls *t, int fd, bool block)
+{
+	const struct rs_fd *e;
+
+	if (block || held(t))
+		return true;
+	e = rs_fd_get(fd);
+	return (e != NULL && e->nonblocking) || readable(fd);
+}
+
+/*
  * Reads more plaintext into the stash (moved to its start first), without
  * blocking unless block.  Returns what the read returned (libc's way).
  */
@@ -40,7 +56,8 @@ static ssize_t pull(struct rs_tls *t, int fd, bool block)
 	}
 	if (t->len == sizeof(t->stash))
 		return 0;
-	if (!block && !held(t) && !readable(fd)) {
+	if (!may_read(t, fd, block)) {
+		t->want = POLLIN;
 		errno = EAGAIN;
 		return -1;
 	}
@@ -96,7 +113,8 @@ static ssize_t recv_tls(struct rs_hconn *h, int fd, char *buf, size_t cap)
 		t->off += n;
 		return keep(t, buf, (ssize_t)n);
 	}
-	if (!held(t) && !readable(fd)) {
+	if (!may_read(t, fd, false)) {
+		t->want = POLLIN;
 		errno = EAGAIN;
 		return -1;
 	}
@@ -116,6 +134,21 @@ static bool ready(const struct rs_hconn *h)
 	const struct rs_tls *t = h->tx_ctx;
 
 	return rs_tls_stashed(t) > h->m.judged || held(t);
+}
+
+static bool shows(const struct rs_hconn *h)
+{
+	const struct rs_tls *t = h->tx_ctx;
+
+	/* NULL: the session was freed (rs_tls_unbind()), its stash too. */
+	return t != NULL && rs_tls_stashed(t) > 0;
+}
+
+static short want(const struct rs_hconn *h)
+{
+	const struct rs_tls *t = h->tx_ctx;
+
+	return t->want == POLLOUT ? POLLOUT : POLLIN;
 }
 
 /*
@@ -146,14 +179,14 @@ int rs_tls_hand_over(struct rs_tls *t, const char *why)
 }
 
 /* A new connection: the session anew, when its library can. */
-static int renew(struct rs_hconn *h, struct rs_fd *e, int fd)
+static int renew(struct rs_hconn *h, struct rs_fd *e, int fd, bool block)
 {
 	struct rs_tls *t = h->tx_ctx;
 
 	if (t->ops->renew == NULL)
 		return rs_tls_hand_over(t, "its TLS library's sessions are "
 		    "not made anew");
-	return t->ops->renew(t, h, e, fd);
+	return t->ops->renew(t, h, e, fd, block);
 }
 
 static bool renews(const struct rs_hconn *h)
@@ -168,6 +201,8 @@ const struct rs_htx rs_tls_tx = {
 	.recv = recv_tls,
 	.send = send_tls,
 	.ready = ready,
+	.want = want,
+	.shows = shows,
 	.renew = renew,
 	.renews = renews,
 };

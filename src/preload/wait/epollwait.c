@@ -197,6 +197,30 @@ int rs_ept_fixup(int epfd, struct epoll_event *ev, int n)
 	return n;
 }
 
+/*
+ * Folds the kernel's k events at ev[n..] into the n the library reported
+ * before the wait (prepare()), where they are of the same registration:
+ * a record reported there (a response the library held, now the
+ * program's: its registration just went back to the kernel) is one
+ * event, never two in one wait.  Returns the kernel's events kept.
+ */
+static int fold(struct epoll_event *ev, int n, int k)
+{
+	int kept = 0;
+
+	for (int j = n; j < n + k; j++) {
+		int m = 0;
+
+		while (m < n && ev[m].data.u64 != ev[j].data.u64)
+			m++;
+		if (m < n)
+			ev[m].events |= ev[j].events;
+		else
+			ev[n + kept++] = ev[j];
+	}
+	return kept;
+}
+
 int rs_ept_wait(int epfd, struct epoll_event *ev, int max, int64_t end_ms,
     int64_t now, const sigset_t *mask)
 {
@@ -231,6 +255,8 @@ int rs_ept_wait(int epfd, struct epoll_event *ev, int max, int64_t end_ms,
 			k = translate(i, ev + n, k, now);
 			rs_epi_unlock(i);
 		}
+		if (n > 0)
+			k = fold(ev, n, k);
 		n += k;
 		if (n > 0 || now >= end_ms)
 			return n;

@@ -201,17 +201,22 @@ static bool prepare_connect(struct watched *it, struct pollfd *p, int64_t now,
  * watches what the engine wants, and the program sees nothing of it.
  */
 static bool http_item(struct watched *it, struct pollfd *p, int64_t now,
-    int64_t *next)
+    int64_t *next, bool *zero)
 {
 	bool ready = it->http_ready;
 	short ev;
 
 	it->http = it->http_ready = false;
 	if (!(it->events & POLLIN) || !rs_hwait_wanted(it->e) ||
-	    (ev = rs_hwait_poll_events(it->e, it->fd, ready, now, next)) < 0)
+	    (ev = rs_hwait_poll_events(it->e, it->fd, ready, now, next)) == -1)
 		return false;
 	it->http = true;
-	if (ev)
+	if (ev == RS_HW_POLL_NOW) {
+		/* What the program reads next is the engine's (TLS). */
+		it->report = POLLIN;
+		p->fd = -1;
+		*zero = true;
+	} else if (ev)
 		p->events = ev;
 	else
 		p->fd = -1;
@@ -226,7 +231,7 @@ static void ready_item(struct watched *it, struct pollfd *p, int64_t now,
 
 	it->report = 0;
 	it->connecting = it->hidden = it->expire = false;
-	if (http_item(it, p, now, next))
+	if (http_item(it, p, now, next, zero))
 		return;
 	enum rs_fd_state st = rs_fd_state(e);
 	if ((st == RS_FD_CONNECTING || st == RS_FD_BACKOFF) &&
@@ -291,7 +296,7 @@ static void translate_item(struct watched *it, struct pollfd *p, int64_t now)
 	p->revents = 0;
 	if (it->http)
 		it->http_ready = got != 0;
-	if (it->hidden || it->http)
+	if (it->hidden || (it->http && !it->report))
 		return;
 	if (it->connecting) {
 		if (!got && now < rs_connect_next_ms(it->e))
