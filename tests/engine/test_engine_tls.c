@@ -391,6 +391,7 @@ static void stepped(unsigned seed, const char *first, bool reconnects)
 	s.replies[0] = first;
 	s.replies[1] = R503S;
 	s.replies[2] = R200;
+	s.req_len = strlen(GET);
 	static const struct fk_step none[] = { FK_STOP }, reconnect[] = {
 		FK_DISSOLVE(FD), FK_CONNECT_START(FD), FK_SO_ERROR_IS(FD, 0),
 		FK_PEER(FD), FK_STOP };
@@ -504,6 +505,7 @@ static void test_stepped_session_freed(void **state)
 	s.seed = 7;
 	s.replies[0] = s.replies[1] = R503S;
 	s.replies[2] = R200;
+	s.req_len = strlen(GET);
 	fk_script(none);
 	fk_connected(FD, fk_policy(POLICY), true);
 	assert_non_null(rs_tls_bind(&session, FD, &step_ops));
