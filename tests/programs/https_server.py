@@ -56,7 +56,8 @@ class Handler(http_server.Handler):
 
     def files(self, ident, fails, ra, conn, rest):
         self.read_body()
-        n = http_server.record(ident, self.command, None)
+        n = http_server.record(ident, self.command, None,
+                               self.headers.get_all("X-Request-Deadline"))
         if n <= int(fails):
             self.reply(503, b"busy %d\n" % n, [("Retry-After", ra)], conn)
             return

@@ -16,8 +16,8 @@
 #   git's https helper (libcurl-gnutls: curl's own transport pointer, the
 #   session learnt by its handshake): ls-remote and clone of a static
 #   repository behind 503 (Retry-After: 1) twice, retried on the kept
-#   connection; a 503 that closes handed over; certificate failures as
-#   bare; its offer of h2 and http/1.1 through nginx, as gnutls-cli's;
+#   connection; a 503 that closes handed over; deadline_header on each
+#   request; certificate failures as bare; its offer of h2 and http/1.1 through nginx, as gnutls-cli's;
 #   lighttpd with mod_gnutls: a request whose deadline has passed makes
 #   its connect onward fail at once (inbound deadlines).
 # Missing clients are SKIPPED cases.
@@ -225,6 +225,20 @@ if git_ready; then
 		ok "$line"
 	else
 		bad "$line"
+	fi
+	# deadline_header alone: the session is learnt for it too, and each
+	# request head gets the header (bare: none).
+	gdl=$(($(now_ms) + 20000)) want=""
+	i=0
+	while [ $i -lt "$n0" ]; do want="$want${want:+ }$gdl"; i=$((i + 1)); done
+	export RESOLUTE_DEADLINE=$gdl
+	git_run "$tmp/dh.yaml" "$CA" ls-remote "$base/files/gd-$S/0/0/ka/repo.git"
+	unset RESOLUTE_DEADLINE
+	got=$(stat "gd-$S" deadlines)
+	if [ $rc -eq 0 ] && [ "$got" = "$want" ]; then
+		ok "git ls-remote, deadline_header: the header on each of its $n0 requests"
+	else
+		bad "git ls-remote, deadline_header: exit $rc, server saw '$got' (want '$want')"
 	fi
 	# Certificates checked as bare: another CA, another name.
 	cert_case() {
