@@ -26,10 +26,11 @@ libpython3.11-testsuite"
 # and HTTP/2 in front of the https test server), redis-cli; the openssl
 # CLI makes the https tests' throw-away CA, libssl-dev builds the TLS bench,
 # IO::Socket::SSL lets Perl's HTTP::Tiny speak https; gnutls-cli (gnutls-bin)
-# is the GnuTLS client that offers h2, lighttpd with mod_gnutls the GnuTLS
-# server that proxies (test_https_gnutls.sh).
+# is the GnuTLS client that offers h2, git's https helper the libcurl-gnutls
+# one, lighttpd with mod_gnutls the GnuTLS server that proxies
+# (test_https_gnutls.sh).
 PKGS="$PKGS nginx-light openssl libssl-dev libio-socket-ssl-perl gnutls-bin
-lighttpd lighttpd-mod-gnutls"
+git lighttpd lighttpd-mod-gnutls"
 if [ "${1:-}" = bench ]; then
 	PKGS="$PKGS haproxy"
 fi

@@ -18,6 +18,12 @@ and one more, for the record boundaries of the engine's reads:
       200 "split ID N"; each response (head and body, chunked) is written
       in pieces of 1 to 40 bytes drawn from SEED and the request's number,
       each piece its own TLS record.
+  /files/ID/FAILS/RETRY_AFTER/CONN/PATH
+      With --files DIR: the first FAILS requests for ID get 503 with
+      `Retry-After: RETRY_AFTER` (CONN: "ka" or "close", as for /t/),
+      the next ones DIR/PATH (kept alive: 200, its bytes; 404 when it
+      is no file under DIR), the query ignored: a static ("dumb") git
+      repository served behind a busy spell.
 """
 import argparse
 import os
@@ -31,6 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import http_server  # noqa: E402
 
 ARMED = [0]
+FILES = [None]
 
 
 class Handler(http_server.Handler):
@@ -42,7 +49,24 @@ class Handler(http_server.Handler):
         if self.path.startswith("/split/"):
             self.split(*self.path.split("/")[2:5])
             return
+        if self.path.startswith("/files/") and FILES[0]:
+            self.files(*self.path.split("?")[0].split("/", 6)[2:])
+            return
         super().handle_any()
+
+    def files(self, ident, fails, ra, conn, rest):
+        self.read_body()
+        n = http_server.record(ident, self.command, None,
+                               self.headers.get_all("X-Request-Deadline"))
+        if n <= int(fails):
+            self.reply(503, b"busy %d\n" % n, [("Retry-After", ra)], conn)
+            return
+        path = os.path.realpath(os.path.join(FILES[0], rest))
+        if path.startswith(FILES[0] + os.sep) and os.path.isfile(path):
+            with open(path, "rb") as f:
+                self.reply(200, f.read())
+        else:
+            self.reply(404, b"no such file\n")
 
     def split(self, ident, seed, fails):
         n = http_server.record(ident, self.command, None)
@@ -80,7 +104,10 @@ def main():
     ap.add_argument("--bad-key", required=True)
     ap.add_argument("--port-file", required=True)
     ap.add_argument("--lifetime", type=float, default=600)
+    ap.add_argument("--files")
     a = ap.parse_args()
+    if a.files:
+        FILES[0] = os.path.realpath(a.files)
     good = context(a.cert, a.key)
     bad = context(a.bad_cert, a.bad_key)
     switching = context(a.cert, a.key)

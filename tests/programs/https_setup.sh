@@ -44,10 +44,12 @@ openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tmp/ca.key" \
     cert bad wrong.invalid DNS:wrong.invalid ||
 	{ echo "openssl could not make the test certificates"; exit 1; }
 CA=$tmp/ca.pem
+mkdir -p "$tmp/files"
 
 python3 "$HERE/https_server.py" --cert "$tmp/good.pem" --key "$tmp/good.key" \
 	--bad-cert "$tmp/bad.pem" --bad-key "$tmp/bad.key" \
-	--port-file "$tmp/port" --lifetime 300 2>"$tmp/server.log" &
+	--files "$tmp/files" --port-file "$tmp/port" --lifetime 300 \
+	2>"$tmp/server.log" &
 server_pid=$!
 i=0
 while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done

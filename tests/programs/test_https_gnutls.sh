@@ -13,6 +13,11 @@
 #   request, HTTP/1.1 text, then answered and retried; bare, h2 is agreed
 #   and the request never reaches the server), and is left alone under
 #   `alpn: keep`; an offer of h2 alone passes through, said once;
+#   git's https helper (libcurl-gnutls: curl's own transport pointer, the
+#   session learnt by its handshake): ls-remote and clone of a static
+#   repository behind 503 (Retry-After: 1) twice, retried on the kept
+#   connection; a 503 that closes handed over; deadline_header on each
+#   request; certificate failures as bare; its offer of h2 and http/1.1 through nginx, as gnutls-cli's;
 #   lighttpd with mod_gnutls: a request whose deadline has passed makes
 #   its connect onward fail at once (inbound deadlines).
 # Missing clients are SKIPPED cases.
@@ -115,13 +120,13 @@ cli_case() {
 		ok "$line"
 	fi
 }
+sed 's/retry_after_cap: 5s/retry_after_cap: 5s\n      alpn: keep/' \
+	"$tmp/policy.yaml" >"$tmp/keep.yaml"
 if ! command -v gnutls-cli >/dev/null 2>&1; then
 	skip "gnutls-cli not installed (gnutls-bin): the alpn cases"
 elif ! nginx_h2; then
 	skip "nginx not installed: the alpn cases"
 else
-	sed 's/retry_after_cap: 5s/retry_after_cap: 5s\n      alpn: keep/' \
-		"$tmp/policy.yaml" >"$tmp/keep.yaml"
 	cli_case "gnutls-cli, h2 and http/1.1, bare" bare "gc1-$S" h2 0 \
 		--alpn=h2 --alpn=http/1.1
 	cli_case "gnutls-cli, h2 and http/1.1, alpn http/1.1" \
@@ -130,6 +135,166 @@ else
 		"gc3-$S" h2 0 --alpn=h2 --alpn=http/1.1
 	cli_case "gnutls-cli, h2 alone, alpn http/1.1" "$tmp/policy.yaml" \
 		"gc4-$S" h2 0 --alpn=h2
+fi
+
+# git's https helper (git-remote-https, libcurl-gnutls): curl's GnuTLS
+# backend gives its session a transport pointer of its own, with its own
+# push and pull functions; the session's socket is learnt from its
+# handshake (tlsprobe.h).  A static ("dumb") repository behind
+# https_server.py's /files/ scenario, 503 with Retry-After: 1 twice.
+# Verification stays on: the CA is the test's (GIT_SSL_CAINFO).
+# git_run POLICY|bare CAFILE ARGS...: git with that CA, curl's trace
+# (its ALPN lines) in $tmp/out; sets rc and ms.
+git_run() {
+	pol=$1 cafile=$2
+	shift 2
+	set -- env GIT_SSL_CAINFO="$cafile" GIT_TERMINAL_PROMPT=0 \
+		GIT_TRACE_CURL=1 GIT_TRACE_CURL_NO_DATA=1 git "$@"
+	if [ "$pol" = bare ]; then
+		bare "$@"
+	else
+		run "$pol" "$@"
+	fi
+}
+repo=$tmp/files/repo.git
+git_ready() {
+	command -v git >/dev/null 2>&1 && [ -x "$(git --exec-path)/git-remote-https" ] ||
+	    { skip "git or its https helper not installed: the git cases"; return 1; }
+	git init -q --bare "$repo" && git init -q "$tmp/w" &&
+	    echo "resolute $S" >"$tmp/w/f" && git -C "$tmp/w" add f &&
+	    git -C "$tmp/w" -c user.name=t -c user.email=t@t commit -qm one &&
+	    git -C "$tmp/w" push -q "$repo" HEAD:refs/heads/main &&
+	    git -C "$repo" symbolic-ref HEAD refs/heads/main &&
+	    git -C "$repo" update-server-info ||
+	    { bad "git: could not make the test repository"; return 1; }
+	head=$(git -C "$repo" rev-parse main)
+	# Under `make asan`: git's helper with the sanitizer runtime alone.
+	case ${RS_LIB:-} in
+	*" "*) LD_PRELOAD="${RS_LIB% *}" GIT_SSL_CAINFO="$CA" timeout 10 \
+		git ls-remote "$base/files/gok-$S/0/0/ka/repo.git" >/dev/null 2>&1 ||
+		    { skip "git: its https helper does not run with the sanitizer runtime preloaded (bare as well)"; return 1; } ;;
+	esac
+}
+# git_case NAME POLICY ID CONN WANT_RC WANT_N WAIT_MS: ls-remote of the
+# repository behind 503 twice; WANT_N requests, WAIT_MS (0 or 2000) their
+# span at the server; the refs printed, over one connection, when WANT_RC
+# is 0, else the 503 reported without a wait.
+git_case() {
+	name=$1 pol=$2 id=$3 conn=$4 want_rc=$5 want_n=$6 wait=$7
+	git_run "$pol" "$CA" ls-remote "$base/files/$id/2/1/$conn/repo.git"
+	n=$(stat "$id" count) span=$(stat "$id" span_ms)
+	line="$name: exit $rc, $n request(s), $span ms apart, $ms ms"
+	if [ $rc -ne "$want_rc" ] || [ "$n" != "$want_n" ]; then
+		bad "$line (want exit $want_rc, $want_n)"
+	elif [ "$want_rc" = 0 ] && ! grep -q "^$head	refs/heads/main" "$tmp/out"; then
+		bad "$line: no refs printed"
+	elif [ "$want_rc" = 0 ] && [ "$pol" != bare ] &&
+	    ! grep -q "summary 127.0.0.1: connects=1 " "$tmp/out"; then
+		bad "$line: not over one connection"
+	elif [ "$want_rc" != 0 ] && { ! grep -q "returned error: 503" "$tmp/out" ||
+	    [ $ms -ge $((SLACK - 1000)) ]; }; then
+		bad "$line: the 503 not reported at once"
+	elif [ "$span" -lt "$wait" ] || [ "$span" -ge $((wait + SLACK)) ]; then
+		bad "$line (want $wait ms apart)"
+	else
+		ok "$line"
+	fi
+}
+if git_ready; then
+	# Bare, what a successful ls-remote asks (info/refs, HEAD): n0.
+	git_run bare "$CA" ls-remote "$base/files/g0-$S/0/0/ka/repo.git"
+	n0=$(stat "g0-$S" count)
+	git_case "git ls-remote, 503 twice, bare" bare "g1-$S" ka 128 1 0
+	git_case "git ls-remote, 503 twice, http" "$tmp/policy.yaml" "g2-$S" \
+		ka 0 $((n0 + 2)) 2000
+	# A 503 that closes the connection is handed over as it came (no
+	# new handshake for GnuTLS): git reports it at once.
+	git_case "git ls-remote, 503 closing, http: handed over" \
+		"$tmp/policy.yaml" "g3-$S" close 128 1 0
+	# A clone: the busy spell on its first request, then every object.
+	git_run bare "$CA" clone -q "$base/files/gc0-$S/0/0/ka/repo.git" "$tmp/c0"
+	c0=$(stat "gc0-$S" count)
+	git_run "$tmp/policy.yaml" "$CA" clone -q \
+		"$base/files/gc1-$S/2/1/ka/repo.git" "$tmp/c1"
+	n=$(stat "gc1-$S" count) span=$(stat "gc1-$S" span_ms)
+	line="git clone, 503 twice, http: exit $rc, $n request(s) (bare's $c0 + 2), $span ms apart, $ms ms"
+	if [ $rc -eq 0 ] && [ "$n" = $((c0 + 2)) ] && [ "$span" -ge 2000 ] &&
+	    [ "$span" -lt $((2000 + SLACK)) ] &&
+	    grep -q "summary 127.0.0.1: connects=1 " "$tmp/out" &&
+	    [ "$(cat "$tmp/c1/f" 2>/dev/null)" = "resolute $S" ]; then
+		ok "$line"
+	else
+		bad "$line"
+	fi
+	# deadline_header alone: the session is learnt for it too, and each
+	# request head gets the header (bare: none).
+	gdl=$(($(now_ms) + 20000)) want=""
+	i=0
+	while [ $i -lt "$n0" ]; do want="$want${want:+ }$gdl"; i=$((i + 1)); done
+	export RESOLUTE_DEADLINE=$gdl
+	git_run "$tmp/dh.yaml" "$CA" ls-remote "$base/files/gd-$S/0/0/ka/repo.git"
+	unset RESOLUTE_DEADLINE
+	got=$(stat "gd-$S" deadlines)
+	if [ $rc -eq 0 ] && [ "$got" = "$want" ]; then
+		ok "git ls-remote, deadline_header: the header on each of its $n0 requests"
+	else
+		bad "git ls-remote, deadline_header: exit $rc, server saw '$got' (want '$want')"
+	fi
+	# Certificates checked as bare: another CA, another name.
+	cert_case() {
+		name=$1 cafile=$2 url=$3 id=$4
+		git_run bare "$cafile" ls-remote "$url/files/$id-b/2/1/ka/repo.git"
+		want=$(sed -n "s/^fatal: unable to access '[^']*': //p" "$tmp/out")
+		brc=$rc
+		git_run "$tmp/policy.yaml" "$cafile" ls-remote \
+			"$url/files/$id-l/2/1/ka/repo.git"
+		got=$(sed -n "s/^fatal: unable to access '[^']*': //p" "$tmp/out")
+		n=$(($(stat "$id-b" count) + $(stat "$id-l" count)))
+		line="git, $name: exit $brc bare, $rc under the library ('$got'), $n request(s)"
+		if [ $brc -ne 0 ] && [ $rc -eq $brc ] && [ -n "$want" ] &&
+		    [ "$got" = "$want" ] && [ "$n" = 0 ]; then
+			ok "$line"
+		else
+			bad "$line (bare: '$want')"
+		fi
+	}
+	# Another CA: the other name's certificate, which issued nothing.
+	cert_case "an unknown CA" "$tmp/bad.pem" "$base" "gca-$S"
+	arm 0
+	cert_case "a certificate for another name" "$CA" "$base_b" "gcn-$S"
+
+	# ALPN: curl offers h2 and http/1.1; through nginx with http2 the
+	# offer becomes http/1.1 alone under `alpn: http/1.1`, and h2 is
+	# agreed bare and under `alpn: keep` (the 503 reaches git).
+	# ng_git NAME POLICY ID WANT_PROTO WANT_RC WANT_N
+	ng_git() {
+		name=$1 pol=$2 id=$3 want_p=$4 want_rc=$5 want_n=$6
+		git_run "$pol" "$CA" ls-remote "https://127.0.0.1:$NG/files/$id/2/1/ka/repo.git"
+		proto=$(sed -n 's/.*ALPN: server accepted //p' "$tmp/out")
+		n=$(stat "$id" count) span=$(stat "$id" span_ms)
+		said=$(grep -c 'http retries off: h2 negotiated' "$tmp/out")
+		line="$name: $proto, exit $rc, $n request(s), $span ms apart, 'h2 negotiated' said $said time(s)"
+		if [ "$proto" != "$want_p" ] || [ $rc -ne "$want_rc" ] ||
+		    [ "$n" != "$want_n" ]; then
+			bad "$line (want $want_p, exit $want_rc, $want_n)"
+		elif [ "$want_rc" = 0 ] && { [ "$span" -lt 2000 ] ||
+		    [ "$span" -ge $((2000 + SLACK)) ]; }; then
+			bad "$line (want 2000 ms apart)"
+		elif [ "$pol" = "$tmp/keep.yaml" ] && [ "$said" != 1 ]; then
+			bad "$line (want it said once)"
+		else
+			ok "$line"
+		fi
+	}
+	if [ -z "$ng_pid" ] && ! nginx_h2; then
+		skip "nginx not installed: git's alpn cases"
+	else
+		ng_git "git via nginx (h2), bare" bare "gn1-$S" h2 128 1
+		ng_git "git via nginx (h2), alpn http/1.1" "$tmp/policy.yaml" \
+			"gn2-$S" http/1.1 0 $((n0 + 2))
+		ng_git "git via nginx (h2), alpn keep" "$tmp/keep.yaml" \
+			"gn3-$S" h2 128 1
+	fi
 fi
 
 # Inbound deadlines (SPEC 10) for a server that reads its requests through

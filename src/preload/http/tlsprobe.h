@@ -33,6 +33,25 @@ static inline bool rs_tls_probed(int fd)
 }
 
 /*
+ * Around the TLS library's call for a session whose socket is not known:
+ * rs_tls_probe_begin() starts learning, rs_tls_probe_end() stops and
+ * returns the socket learnt, or -1 when the call moved no record on a
+ * socket of an HTTP rule.
+ */
+static inline void rs_tls_probe_begin(void)
+{
+	rs_tls_probe_fd = -1;
+}
+
+static inline int rs_tls_probe_end(void)
+{
+	int fd = rs_tls_probe_fd;
+
+	rs_tls_probe_fd = -2;
+	return fd;
+}
+
+/*
  * The socket of an `http` rule this thread connected last (-1: none): a
  * session whose descriptor is not known before its handshake (curl's
  * BIO) is taken for that socket's when its ALPN offer is made (alpn.h).

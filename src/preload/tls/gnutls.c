@@ -3,7 +3,8 @@
  * gnutls.c - GnuTLS's names this library exports, and GnuTLS's calls
  * for the engine's transport (gnutls.h).  A session is tied to its
  * socket where the program gives it one (gnutls_transport_set_int2, or
- * set_ptr with the descriptor as the pointer, as wget does).  The results
+ * set_ptr with the descriptor as the pointer, as wget does), else by the
+ * records its handshake moves (tlsprobe.h; curl's pointer).  The results
  * the program sees are GnuTLS's: GNUTLS_E_AGAIN while the engine holds a
  * response back on a non-blocking socket.
  *
@@ -343,6 +344,28 @@ static void agreed(struct rs_tls *t)
 }
 
 /*
+ * The handshake of a session whose transport the program did not give as
+ * a descriptor (a pointer of its own, with its own push and pull
+ * functions: curl's): the socket of an HTTP rule its records go through
+ * during the call is its socket (tlsprobe.h), and it is followed from
+ * then on as one tied by gnutls_transport_set_int2.  A non-blocking
+ * handshake's first call writes the ClientHello, so the first call
+ * learns it.
+ */
+static int probed(void *s, struct rs_tls **t)
+{
+	int r, fd;
+
+	rs_tls_probe_begin();
+	inner++;
+	r = rs_ssl_gnutls_handshake()(s);
+	inner--;
+	fd = rs_tls_probe_end();
+	*t = fd >= 0 ? rs_tls_bind(s, fd, &rs_tls_gnutls) : NULL;
+	return r;
+}
+
+/*
  * The handshake of a followed session: its records on the socket are not
  * the trackers', and a protocol other than HTTP/1.x agreed makes it pass
  * through.  GnuTLS's success is 0.
@@ -352,14 +375,18 @@ int gnutls_handshake(void *s)
 	struct rs_tls *t;
 	int r;
 
-	if (!ours() || (t = rs_tls_find(s)) == NULL)
+	if (!ours())
 		return rs_ssl_gnutls_handshake()(s);
-	rs_tls_plain_fd = t->fd;
-	inner++;
-	r = rs_ssl_gnutls_handshake()(s);
-	inner--;
-	rs_tls_plain_fd = -1;
-	if (r == 0)
+	if ((t = rs_tls_find(s)) == NULL) {
+		r = probed(s, &t);
+	} else {
+		rs_tls_plain_fd = t->fd;
+		inner++;
+		r = rs_ssl_gnutls_handshake()(s);
+		inner--;
+		rs_tls_plain_fd = -1;
+	}
+	if (r == 0 && t != NULL)
 		agreed(t);
 	return r;
 }

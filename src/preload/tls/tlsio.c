@@ -45,10 +45,9 @@ static int probed(void *ssl, int (*fn)(void *, void *, int), void *buf,
 {
 	int r, fd;
 
-	rs_tls_probe_fd = -1;
+	rs_tls_probe_begin();
 	r = fn(ssl, buf, n);
-	fd = rs_tls_probe_fd;
-	rs_tls_probe_fd = -2;
+	fd = rs_tls_probe_end();
 	if (fd >= 0)
 		rs_tls_bind(ssl, fd, &rs_tls_openssl);
 	return r;
@@ -313,10 +312,9 @@ int rs_tls_handshake(void *ssl, int (*fn)(void *))
 		r = fn(ssl);
 		rs_tls_plain_fd = -1;
 	} else {
-		rs_tls_probe_fd = -1;
+		rs_tls_probe_begin();
 		r = fn(ssl);
-		fd = rs_tls_probe_fd;
-		rs_tls_probe_fd = -2;
+		fd = rs_tls_probe_end();
 		if (fd >= 0)
 			rs_tls_bind(ssl, fd, &rs_tls_openssl);
 	}
