@@ -60,6 +60,8 @@ struct rs_tls {
 	bool renewing;		/* a new handshake is under way (renew) */
 	void *was;		/* ... and the certificate the program took */
 	bool kept_over;		/* the drain took more than kept holds */
+	bool keep_anew;		/* a response was looked at since: the next
+				   drain keeps it in place of kept */
 	size_t kept_len;	/* kept[0..kept_len): what the engine's drain
 				   of the last judged response took */
 	size_t off, len;	/* stash[off..len): plaintext the engine read

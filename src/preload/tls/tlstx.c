@@ -79,9 +79,10 @@ static ssize_t peek(struct rs_hconn *h, int fd, char *buf, size_t cap,
 	ssize_t k = 0;
 	size_t n;
 
-	/* A look at a response: a drain that follows keeps it anew. */
-	t->kept_len = 0;
-	t->kept_over = false;
+	/* A look at a response: a drain that follows keeps it anew.  Until
+	   then the last response kept stays, for a hand-over when the look
+	   finds the connection ended (the resend met a closed one). */
+	t->keep_anew = true;
 	if (rs_tls_stashed(t) <= h->m.judged)
 		k = pull(t, fd, block);
 	n = rs_tls_stashed(t) < cap ? rs_tls_stashed(t) : cap;
@@ -91,9 +92,14 @@ static ssize_t peek(struct rs_hconn *h, int fd, char *buf, size_t cap,
 	return (ssize_t)n;
 }
 
-/* Keeps what a drain took, for a hand-over (renew()). */
+/* Keeps what a drain took, for a hand-over (rs_tls_hand_over()). */
 static ssize_t keep(struct rs_tls *t, const char *buf, ssize_t n)
 {
+	if (t->keep_anew) {
+		t->keep_anew = false;
+		t->kept_len = 0;
+		t->kept_over = false;
+	}
 	if (n > 0 && t->kept_len + (size_t)n <= sizeof(t->kept)) {
 		memcpy(t->kept + t->kept_len, buf, (size_t)n);
 		t->kept_len += (size_t)n;
@@ -140,8 +146,9 @@ static bool shows(const struct rs_hconn *h)
 {
 	const struct rs_tls *t = h->tx_ctx;
 
-	/* NULL: the session was freed (rs_tls_unbind()), its stash too. */
-	return t != NULL && rs_tls_stashed(t) > 0;
+	/* NULL: the session was freed (rs_tls_unbind()), its stash too.
+	   The end after a hand-over is read as well, however often. */
+	return t != NULL && (rs_tls_stashed(t) > 0 || t->eof);
 }
 
 static short want(const struct rs_hconn *h)
@@ -152,15 +159,15 @@ static short want(const struct rs_hconn *h)
 }
 
 /*
- * The replay cannot go on the new connection (its handshake failed, the
- * server showed another certificate than the one the program took, or
- * the session cannot be made anew):
- * the retried response goes to the program as it came, from the stash,
- * and the stream ends after it, as the server's close had ended it.
- * Returns -ECANCELED (the engine passes; the read serves the stash), or
- * -ECONNRESET when the response was too large to keep.
+ * The replay cannot go on a new connection: the last retried response
+ * the drain kept goes to the program as it came, from the stash; after
+ * it the stream ends when ends (the session was started anew on another
+ * connection), else the program's library reads on from the connection
+ * as it now is (its end, or its reset).  Returns -ECANCELED (the engine
+ * passes; the read serves the stash), or -ECONNRESET when the response
+ * was too large to keep.
  */
-int rs_tls_hand_over(struct rs_tls *t, const char *why)
+static int give(struct rs_tls *t, const char *why, bool ends)
 {
 	struct rs_log_fields f = { .event = "http_give_up", .attempt = -1,
 		.wait_ms = -1 };
@@ -174,8 +181,22 @@ int rs_tls_hand_over(struct rs_tls *t, const char *why)
 	memcpy(t->stash, t->kept, t->kept_len);
 	t->off = 0;
 	t->len = t->kept_len;
-	t->eof = true;
+	t->kept_len = 0;
+	t->eof = ends;
 	return -ECANCELED;
+}
+
+int rs_tls_hand_over(struct rs_tls *t, const char *why)
+{
+	return give(t, why, true);
+}
+
+static const char not_anew[] = "its TLS library's sessions are not made anew";
+
+/* No new connection: the session would have none (renews() false). */
+static int hand_over(struct rs_hconn *h)
+{
+	return give(h->tx_ctx, not_anew, false);
 }
 
 /* A new connection: the session anew, when its library can. */
@@ -184,8 +205,7 @@ static int renew(struct rs_hconn *h, struct rs_fd *e, int fd, bool block)
 	struct rs_tls *t = h->tx_ctx;
 
 	if (t->ops->renew == NULL)
-		return rs_tls_hand_over(t, "its TLS library's sessions are "
-		    "not made anew");
+		return rs_tls_hand_over(t, not_anew);
 	return t->ops->renew(t, h, e, fd, block);
 }
 
@@ -205,4 +225,5 @@ const struct rs_htx rs_tls_tx = {
 	.shows = shows,
 	.renew = renew,
 	.renews = renews,
+	.hand_over = hand_over,
 };
