@@ -530,6 +530,184 @@ static void test_stepped_session_freed(void **state)
 	fk_done();
 }
 
+/*
+ * A library whose sessions cannot be made anew (GnuTLS's: no renew): the
+ * server answers the first request with a 503 that keeps the connection,
+ * then resets it, on the resend (the request is taken, the reads meet the
+ * end) or during the wait (the resend's write fails).  No new connection
+ * is made (the script is empty: no connect); the program reads the 503
+ * whole, byte for byte, then the end as the connection now is, through
+ * the blocking read and through the stepped waits, which report the
+ * socket readable while any of it is in hand.
+ */
+static struct {
+	bool in_wait;		/* the reset comes before the resend */
+	bool gone;		/* the connection was reset */
+	bool stepped;		/* calls may block (blocks()) */
+} rst;
+
+static ssize_t rst_read(struct rs_tls *t, void *buf, size_t n)
+{
+	if (rst.stepped && blocks(t))
+		return -1;
+	t->real_failed = false;
+	if (rst.gone && s.in_off == s.in_len)
+		return 0;	/* the end: the session's read after a reset */
+	ssize_t k = fake_read(t, buf, n);
+
+	if (k < 0) {
+		t->want = POLLIN;
+		t->real_failed = true;
+		t->real_ret = -1;
+	}
+	return k;
+}
+
+static ssize_t rst_write(struct rs_tls *t, const void *buf, size_t n)
+{
+	if (rst.stepped && blocks(t))
+		return -1;
+	t->real_failed = false;
+	/* During the wait: once the 503 is all read, the peer is gone. */
+	if (rst.in_wait && s.next > 0 && s.in_off == s.in_len)
+		rst.gone = true;
+	if (rst.gone) {
+		t->real_failed = true;
+		t->real_ret = -1;
+		errno = ECONNRESET;
+		return -1;
+	}
+	ssize_t k = fake_write(t, buf, n);
+
+	/* On the resend: the server reads it and resets. */
+	if (s.next > 1)
+		rst.gone = true;
+	return k;
+}
+
+/* Bytes, or the reset, to read now (the scripted kernel has no poll). */
+static bool rst_held(const struct rs_tls *t)
+{
+	(void)t;
+	return s.in_off < s.in_len || rst.gone;
+}
+
+static const struct rs_tls_ops rst_ops = {
+	.read = rst_read,
+	.write = rst_write,
+	.held = rst_held,
+};
+
+/* The program's loop: waits (stepped only) and reads, up to the end. */
+static size_t rst_program(void *ssl, char *buf, size_t cap, bool stepped)
+{
+	struct rs_tls *t = rs_tls_find(ssl);
+	size_t got = 0;
+	unsigned rounds = 0;
+	int ready = 0, r = -1;
+
+	while (r != 0 && rounds++ < 5000) {
+		struct rs_fd *e = rs_fd_get(FD);
+		int64_t now = rs_clock_now_ms(), next = RS_NEVER;
+		enum rs_hw_want w = RS_HW_NONE;
+
+		assert_non_null(e);
+		if (stepped && rs_hwait_wanted(e))
+			w = rs_hwait_step(e, FD, ready, now, &next);
+		/* A wait left to the kernel with bytes in hand would sleep:
+		   the reset was reported once, and read. */
+		if (stepped && (w == RS_HW_NONE || w == RS_HW_SHOW) &&
+		    rs_tls_stashed(t) > 0)
+			fail_msg("seed %u: the wait hides %zu bytes", s.seed,
+			    rs_tls_stashed(t));
+		ready = w == RS_HW_IN || w == RS_HW_OUT;
+		if (w == RS_HW_TIMER && next > now)
+			fk_advance(next - now);
+		if (w != RS_HW_NOW && w != RS_HW_NONE)
+			continue;
+		r = rs_tls_read(ssl, buf + got, (int)(cap - got), false);
+		if (r > 0) {
+			got += (size_t)r;
+			continue;
+		}
+		if (r < 0 && t->err >= 0)
+			assert_int_equal(rs_tls_error(ssl, r),
+			    RS_SSL_ERROR_WANT_READ);
+		else if (r < 0)
+			assert_true(t->real_failed);
+	}
+	if (r != 0)
+		fail_msg("seed %u: %d after %zu bytes, %u rounds", s.seed, r,
+		    got, rounds);
+	return got;
+}
+
+static void reset(unsigned seed, bool in_wait, bool stepped)
+{
+	static int session;
+	static const struct fk_step none[] = { FK_STOP };
+	const char *r503 = stepped ? R503S : R503;
+	char buf[256];
+	unsigned rounds = 0;
+
+	memset(&s, 0, sizeof(s));
+	memset(&st, 0, sizeof(st));
+	memset(&rst, 0, sizeof(rst));
+	rst.in_wait = in_wait;
+	rst.stepped = stepped;
+	s.seed = seed;
+	s.replies[0] = r503;
+	s.replies[1] = s.replies[2] = "";	/* no answer: the reset */
+	s.req_len = strlen(GET);
+	fk_script(none);
+	fk_connected(FD, fk_policy(POLICY), stepped);
+	assert_non_null(rs_tls_bind(&session, FD, &rst_ops));
+	if (stepped) {
+		step_write_get(&session, &rounds);
+	} else {
+		for (size_t put = 0; put < strlen(GET) && rounds++ < 1000;) {
+			int k = rs_tls_write(&session, &GET[put],
+			    (int)(strlen(GET) - put));
+
+			assert_true(k > 0);
+			put += (size_t)k;
+		}
+	}
+	size_t got = rst_program(&session, buf, sizeof(buf) - 1, stepped);
+
+	buf[got] = '\0';
+	assert_string_equal(buf, r503);
+	/* The resend went whole when the server took it, else not. */
+	if (!in_wait)
+		assert_int_equal(s.sent_len, 2 * strlen(GET));
+	assert_memory_equal(s.sent, GET, strlen(GET));
+	assert_int_equal(fk_stat(RS_STAT_HTTP_RETRIES), 1);
+	rs_tls_unbind(&session);
+	fk_done();
+}
+
+static void test_reset_handed_over(void **state)
+{
+	(void)state;
+	for (unsigned seed = 1; seed <= 200; seed++) {
+		reset(seed, false, false);
+		fk_env_forget();
+		reset(seed, true, false);
+		fk_env_forget();
+	}
+}
+
+static void test_stepped_reset_handed_over(void **state)
+{
+	(void)state;
+	for (unsigned seed = 1; seed <= 200; seed++) {
+		reset(seed, false, true);
+		fk_env_forget();
+		reset(seed, true, true);
+		fk_env_forget();
+	}
+}
+
 int main(void)
 {
 	const struct fk_table tables[] = { { NULL, 0, 0, NULL } };
@@ -540,6 +718,8 @@ int main(void)
 		cmocka_unit_test(test_stepped_keepalive),
 		cmocka_unit_test(test_stepped_reconnect),
 		cmocka_unit_test(test_stepped_session_freed),
+		cmocka_unit_test(test_reset_handed_over),
+		cmocka_unit_test(test_stepped_reset_handed_over),
 	};
 
 	return fk_run_group("tls transport, split records and partial writes",
