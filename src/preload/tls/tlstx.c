@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "fdtable.h"
+#include "httppoll.h"
 #include "log.h"
 #include "real.h"
 
@@ -24,6 +25,38 @@ static bool readable(int fd)
 static bool held(const struct rs_tls *t)
 {
 	return t->ops->held(t);
+}
+
+/*
+ * Whether the peer reset t's connection while the library holds nothing
+ * of it: its call would only meet the error, through the program's own
+ * functions when the session moves its records so (own_io), and those
+ * may not take an error outside the program's own call (curl's report
+ * it through the transfer whose call they are in: none, in a wait).  No
+ * call then; the error stays on the socket for the program's next one.
+ */
+static bool reset_under(const struct rs_tls *t)
+{
+	struct pollfd p = { .fd = t->fd, .events = POLLIN };
+
+	if (!t->own_io || held(t))
+		return false;
+	if (rs_real_poll(&p, 1, 0) != 1 || !(p.revents & POLLERR))
+		return false;
+	errno = ECONNRESET;
+	return true;
+}
+
+/*
+ * A call of the library's that failed (r < 0) on a socket the peer
+ * closed or reset is the lost connection the engine looks for (GnuTLS
+ * says only "pull error", and wants its session no more): ECONNRESET.
+ */
+static ssize_t lost(const struct rs_tls *t, ssize_t r)
+{
+	if (r < 0 && errno == EPROTO && rs_hconn_peer_done(t->fd))
+		errno = ECONNRESET;
+	return r;
 }
 
 /*
@@ -61,7 +94,10 @@ static ssize_t pull(struct rs_tls *t, int fd, bool block)
 		errno = EAGAIN;
 		return -1;
 	}
-	k = t->ops->read(t, t->stash + t->len, sizeof(t->stash) - t->len);
+	if (reset_under(t))
+		return -1;
+	k = lost(t, t->ops->read(t, t->stash + t->len,
+	    sizeof(t->stash) - t->len));
 	if (k > 0)
 		t->len += (size_t)k;
 	return k;
@@ -124,7 +160,9 @@ static ssize_t recv_tls(struct rs_hconn *h, int fd, char *buf, size_t cap)
 		errno = EAGAIN;
 		return -1;
 	}
-	return keep(t, buf, t->ops->read(t, buf, cap));
+	if (reset_under(t))
+		return keep(t, buf, -1);
+	return keep(t, buf, lost(t, t->ops->read(t, buf, cap)));
 }
 
 static ssize_t send_tls(struct rs_hconn *h, int fd, const char *p, size_t n)
@@ -132,7 +170,9 @@ static ssize_t send_tls(struct rs_hconn *h, int fd, const char *p, size_t n)
 	struct rs_tls *t = h->tx_ctx;
 
 	(void)fd;
-	return t->ops->write(t, p, n);
+	if (reset_under(t))
+		return -1;
+	return lost(t, t->ops->write(t, p, n));
 }
 
 static bool ready(const struct rs_hconn *h)
