@@ -35,7 +35,7 @@ static bool held(const struct rs_tls *t)
  * it through the transfer whose call they are in: none, in a wait).  No
  * call then; the error stays on the socket for the program's next one.
  */
-static bool reset_under(const struct rs_tls *t)
+static bool reset_under(struct rs_tls *t)
 {
 	struct pollfd p = { .fd = t->fd, .events = POLLIN };
 
@@ -43,6 +43,8 @@ static bool reset_under(const struct rs_tls *t)
 		return false;
 	if (rs_real_poll(&p, 1, 0) != 1 || !(p.revents & POLLERR))
 		return false;
+	/* Not the library's failure: an earlier call's is not given. */
+	t->real_failed = false;
 	errno = ECONNRESET;
 	return true;
 }
