@@ -11,7 +11,9 @@
  * whole, the request sent three times byte for byte, no system call made
  * (the script is empty: no poll, no sleep).  Then the same through the
  * non-blocking engine, stepped by an event loop's waits and reads (see
- * stepped()).
+ * stepped()).  Last, a library that cannot make its sessions anew, the
+ * server resetting the connection after a kept-alive 503: the 503 handed
+ * over whole, both ways (see reset()).
  */
 #include <errno.h>
 #include <poll.h>
