@@ -37,6 +37,7 @@
 #include "tdeadline.h"
 #include "tlsio.h"
 #include "tlsmap.h"
+#include "tlstx.h"
 
 #define FD 104
 #define POLICY "version: 1\n" \
@@ -600,6 +601,26 @@ static const struct rs_tls_ops rst_ops = {
 	.held = rst_held,
 };
 
+/* OpenSSL's case where the new session is refused (a handshake failing,
+   another certificate): the response handed over, the stream ended. */
+static int refuse_renew(struct rs_tls *t, struct rs_hconn *h,
+    struct rs_fd *e, int fd, bool block)
+{
+	(void)h;
+	(void)e;
+	(void)fd;
+	(void)block;
+	st.handshakes++;
+	return rs_tls_hand_over(t, "refused by the test");
+}
+
+static const struct rs_tls_ops refuse_ops = {
+	.read = rst_read,
+	.write = rst_write,
+	.held = rst_held,
+	.renew = refuse_renew,
+};
+
 /* The program's loop: waits (stepped only) and reads, up to the end. */
 static size_t rst_program(void *ssl, char *buf, size_t cap, bool stepped)
 {
@@ -644,10 +665,12 @@ static size_t rst_program(void *ssl, char *buf, size_t cap, bool stepped)
 	return got;
 }
 
-static void reset(unsigned seed, bool in_wait, bool stepped)
+static void reset(unsigned seed, bool in_wait, bool stepped, bool refuse)
 {
 	static int session;
-	static const struct fk_step none[] = { FK_STOP };
+	static const struct fk_step none[] = { FK_STOP }, reconnect[] = {
+		FK_DISSOLVE(FD), FK_CONNECT_START(FD), FK_SO_ERROR_IS(FD, 0),
+		FK_PEER(FD), FK_STOP };
 	const char *r503 = stepped ? R503S : R503;
 	char buf[256];
 	unsigned rounds = 0;
@@ -661,9 +684,10 @@ static void reset(unsigned seed, bool in_wait, bool stepped)
 	s.replies[0] = r503;
 	s.replies[1] = s.replies[2] = "";	/* no answer: the reset */
 	s.req_len = strlen(GET);
-	fk_script(none);
+	fk_script(refuse ? reconnect : none);
 	fk_connected(FD, fk_policy(POLICY), stepped);
-	assert_non_null(rs_tls_bind(&session, FD, &rst_ops));
+	assert_non_null(rs_tls_bind(&session, FD, refuse ? &refuse_ops :
+	    &rst_ops));
 	if (stepped) {
 		step_write_get(&session, &rounds);
 	} else {
@@ -679,6 +703,18 @@ static void reset(unsigned seed, bool in_wait, bool stepped)
 
 	buf[got] = '\0';
 	assert_string_equal(buf, r503);
+	if (refuse) {
+		int64_t next = RS_NEVER;
+
+		/* The end of the stream is the program's to read, however
+		   often: its wait reports it, SSL_get_error says so. */
+		assert_int_equal(st.handshakes, 1);
+		assert_int_equal(rs_hwait_step(rs_fd_get(FD), FD, 0,
+		    rs_clock_now_ms(), &next), RS_HW_NOW);
+		assert_int_equal(rs_tls_read(&session, buf, 8, false), 0);
+		assert_int_equal(rs_tls_error(&session, 0),
+		    RS_SSL_ERROR_ZERO_RETURN);
+	}
 	/* The resend went whole when the server took it, else not. */
 	if (!in_wait)
 		assert_int_equal(s.sent_len, 2 * strlen(GET));
@@ -692,9 +728,9 @@ static void test_reset_handed_over(void **state)
 {
 	(void)state;
 	for (unsigned seed = 1; seed <= 200; seed++) {
-		reset(seed, false, false);
+		reset(seed, false, false, false);
 		fk_env_forget();
-		reset(seed, true, false);
+		reset(seed, true, false, false);
 		fk_env_forget();
 	}
 }
@@ -703,9 +739,27 @@ static void test_stepped_reset_handed_over(void **state)
 {
 	(void)state;
 	for (unsigned seed = 1; seed <= 200; seed++) {
-		reset(seed, false, true);
+		reset(seed, false, true, false);
 		fk_env_forget();
-		reset(seed, true, true);
+		reset(seed, true, true, false);
+		fk_env_forget();
+	}
+}
+
+/*
+ * The same with a library that makes its sessions anew, where the new
+ * one is refused (OpenSSL's failing or other-certificate handshake): a
+ * new connection, then the 503 held handed over whole, and the end after
+ * it, which the wait reports readable (it was left to the kernel's wait
+ * on a new, silent connection).
+ */
+static void test_stepped_reset_refused(void **state)
+{
+	(void)state;
+	for (unsigned seed = 1; seed <= 200; seed++) {
+		reset(seed, false, true, true);
+		fk_env_forget();
+		reset(seed, true, true, true);
 		fk_env_forget();
 	}
 }
@@ -722,6 +776,7 @@ int main(void)
 		cmocka_unit_test(test_stepped_session_freed),
 		cmocka_unit_test(test_reset_handed_over),
 		cmocka_unit_test(test_stepped_reset_handed_over),
+		cmocka_unit_test(test_stepped_reset_refused),
 	};
 
 	return fk_run_group("tls transport, split records and partial writes",
