@@ -11,7 +11,9 @@
  * whole, the request sent three times byte for byte, no system call made
  * (the script is empty: no poll, no sleep).  Then the same through the
  * non-blocking engine, stepped by an event loop's waits and reads (see
- * stepped()).
+ * stepped()).  Last, a library that cannot make its sessions anew, the
+ * server resetting the connection after a kept-alive 503: the 503 handed
+ * over whole, both ways (see reset()).
  */
 #include <errno.h>
 #include <poll.h>
@@ -35,6 +37,7 @@
 #include "tdeadline.h"
 #include "tlsio.h"
 #include "tlsmap.h"
+#include "tlstx.h"
 
 #define FD 104
 #define POLICY "version: 1\n" \
@@ -530,6 +533,237 @@ static void test_stepped_session_freed(void **state)
 	fk_done();
 }
 
+/*
+ * A library whose sessions cannot be made anew (GnuTLS's: no renew): the
+ * server answers the first request with a 503 that keeps the connection,
+ * then resets it, on the resend (the request is taken, the reads meet the
+ * end) or during the wait (the resend's write fails).  No new connection
+ * is made (the script is empty: no connect); the program reads the 503
+ * whole, byte for byte, then the end as the connection now is, through
+ * the blocking read and through the stepped waits, which report the
+ * socket readable while any of it is in hand.
+ */
+static struct {
+	bool in_wait;		/* the reset comes before the resend */
+	bool gone;		/* the connection was reset */
+	bool stepped;		/* calls may block (blocks()) */
+} rst;
+
+static ssize_t rst_read(struct rs_tls *t, void *buf, size_t n)
+{
+	if (rst.stepped && blocks(t))
+		return -1;
+	t->real_failed = false;
+	if (rst.gone && s.in_off == s.in_len)
+		return 0;	/* the end: the session's read after a reset */
+	ssize_t k = fake_read(t, buf, n);
+
+	if (k < 0) {
+		t->want = POLLIN;
+		t->real_failed = true;
+		t->real_ret = -1;
+	}
+	return k;
+}
+
+static ssize_t rst_write(struct rs_tls *t, const void *buf, size_t n)
+{
+	if (rst.stepped && blocks(t))
+		return -1;
+	t->real_failed = false;
+	/* During the wait: once the 503 is all read, the peer is gone. */
+	if (rst.in_wait && s.next > 0 && s.in_off == s.in_len)
+		rst.gone = true;
+	if (rst.gone) {
+		t->real_failed = true;
+		t->real_ret = -1;
+		errno = ECONNRESET;
+		return -1;
+	}
+	ssize_t k = fake_write(t, buf, n);
+
+	/* On the resend: the server reads it and resets. */
+	if (s.next > 1)
+		rst.gone = true;
+	return k;
+}
+
+/* Bytes, or the reset, to read now (the scripted kernel has no poll). */
+static bool rst_held(const struct rs_tls *t)
+{
+	(void)t;
+	return s.in_off < s.in_len || rst.gone;
+}
+
+static const struct rs_tls_ops rst_ops = {
+	.read = rst_read,
+	.write = rst_write,
+	.held = rst_held,
+};
+
+/* OpenSSL's case where the new session is refused (a handshake failing,
+   another certificate): the response handed over, the stream ended. */
+static int refuse_renew(struct rs_tls *t, struct rs_hconn *h,
+    struct rs_fd *e, int fd, bool block)
+{
+	(void)h;
+	(void)e;
+	(void)fd;
+	(void)block;
+	st.handshakes++;
+	return rs_tls_hand_over(t, "refused by the test");
+}
+
+static const struct rs_tls_ops refuse_ops = {
+	.read = rst_read,
+	.write = rst_write,
+	.held = rst_held,
+	.renew = refuse_renew,
+};
+
+/* The program's loop: waits (stepped only) and reads, up to the end. */
+static size_t rst_program(void *ssl, char *buf, size_t cap, bool stepped)
+{
+	struct rs_tls *t = rs_tls_find(ssl);
+	size_t got = 0;
+	unsigned rounds = 0;
+	int ready = 0, r = -1;
+
+	while (r != 0 && rounds++ < 5000) {
+		struct rs_fd *e = rs_fd_get(FD);
+		int64_t now = rs_clock_now_ms(), next = RS_NEVER;
+		enum rs_hw_want w = RS_HW_NONE;
+
+		assert_non_null(e);
+		if (stepped && rs_hwait_wanted(e))
+			w = rs_hwait_step(e, FD, ready, now, &next);
+		/* A wait left to the kernel with bytes in hand would sleep:
+		   the reset was reported once, and read. */
+		if (stepped && (w == RS_HW_NONE || w == RS_HW_SHOW) &&
+		    rs_tls_stashed(t) > 0)
+			fail_msg("seed %u: the wait hides %zu bytes", s.seed,
+			    rs_tls_stashed(t));
+		ready = w == RS_HW_IN || w == RS_HW_OUT;
+		if (w == RS_HW_TIMER && next > now)
+			fk_advance(next - now);
+		if (w != RS_HW_NOW && w != RS_HW_NONE)
+			continue;
+		r = rs_tls_read(ssl, buf + got, (int)(cap - got), false);
+		if (r > 0) {
+			got += (size_t)r;
+			continue;
+		}
+		if (r < 0 && t->err >= 0)
+			assert_int_equal(rs_tls_error(ssl, r),
+			    RS_SSL_ERROR_WANT_READ);
+		else if (r < 0)
+			assert_true(t->real_failed);
+	}
+	if (r != 0)
+		fail_msg("seed %u: %d after %zu bytes, %u rounds", s.seed, r,
+		    got, rounds);
+	return got;
+}
+
+static void reset(unsigned seed, bool in_wait, bool stepped, bool refuse)
+{
+	static int session;
+	static const struct fk_step none[] = { FK_STOP }, reconnect[] = {
+		FK_DISSOLVE(FD), FK_CONNECT_START(FD), FK_SO_ERROR_IS(FD, 0),
+		FK_PEER(FD), FK_STOP };
+	const char *r503 = stepped ? R503S : R503;
+	char buf[256];
+	unsigned rounds = 0;
+
+	memset(&s, 0, sizeof(s));
+	memset(&st, 0, sizeof(st));
+	memset(&rst, 0, sizeof(rst));
+	rst.in_wait = in_wait;
+	rst.stepped = stepped;
+	s.seed = seed;
+	s.replies[0] = r503;
+	s.replies[1] = s.replies[2] = "";	/* no answer: the reset */
+	s.req_len = strlen(GET);
+	fk_script(refuse ? reconnect : none);
+	fk_connected(FD, fk_policy(POLICY), stepped);
+	assert_non_null(rs_tls_bind(&session, FD, refuse ? &refuse_ops :
+	    &rst_ops));
+	if (stepped) {
+		step_write_get(&session, &rounds);
+	} else {
+		for (size_t put = 0; put < strlen(GET) && rounds++ < 1000;) {
+			int k = rs_tls_write(&session, &GET[put],
+			    (int)(strlen(GET) - put));
+
+			assert_true(k > 0);
+			put += (size_t)k;
+		}
+	}
+	size_t got = rst_program(&session, buf, sizeof(buf) - 1, stepped);
+
+	buf[got] = '\0';
+	assert_string_equal(buf, r503);
+	if (refuse) {
+		int64_t next = RS_NEVER;
+
+		/* The end of the stream is the program's to read, however
+		   often: its wait reports it, SSL_get_error says so. */
+		assert_int_equal(st.handshakes, 1);
+		assert_int_equal(rs_hwait_step(rs_fd_get(FD), FD, 0,
+		    rs_clock_now_ms(), &next), RS_HW_NOW);
+		assert_int_equal(rs_tls_read(&session, buf, 8, false), 0);
+		assert_int_equal(rs_tls_error(&session, 0),
+		    RS_SSL_ERROR_ZERO_RETURN);
+	}
+	/* The resend went whole when the server took it, else not. */
+	if (!in_wait)
+		assert_int_equal(s.sent_len, 2 * strlen(GET));
+	assert_memory_equal(s.sent, GET, strlen(GET));
+	assert_int_equal(fk_stat(RS_STAT_HTTP_RETRIES), 1);
+	rs_tls_unbind(&session);
+	fk_done();
+}
+
+static void test_reset_handed_over(void **state)
+{
+	(void)state;
+	for (unsigned seed = 1; seed <= 200; seed++) {
+		reset(seed, false, false, false);
+		fk_env_forget();
+		reset(seed, true, false, false);
+		fk_env_forget();
+	}
+}
+
+static void test_stepped_reset_handed_over(void **state)
+{
+	(void)state;
+	for (unsigned seed = 1; seed <= 200; seed++) {
+		reset(seed, false, true, false);
+		fk_env_forget();
+		reset(seed, true, true, false);
+		fk_env_forget();
+	}
+}
+
+/*
+ * The same with a library that makes its sessions anew, where the new
+ * one is refused (OpenSSL's failing or other-certificate handshake): a
+ * new connection, then the 503 held handed over whole, and the end after
+ * it, which the wait reports readable (it was left to the kernel's wait
+ * on a new, silent connection).
+ */
+static void test_stepped_reset_refused(void **state)
+{
+	(void)state;
+	for (unsigned seed = 1; seed <= 200; seed++) {
+		reset(seed, false, true, true);
+		fk_env_forget();
+		reset(seed, true, true, true);
+		fk_env_forget();
+	}
+}
+
 int main(void)
 {
 	const struct fk_table tables[] = { { NULL, 0, 0, NULL } };
@@ -540,6 +774,9 @@ int main(void)
 		cmocka_unit_test(test_stepped_keepalive),
 		cmocka_unit_test(test_stepped_reconnect),
 		cmocka_unit_test(test_stepped_session_freed),
+		cmocka_unit_test(test_reset_handed_over),
+		cmocka_unit_test(test_stepped_reset_handed_over),
+		cmocka_unit_test(test_stepped_reset_refused),
 	};
 
 	return fk_run_group("tls transport, split records and partial writes",

@@ -23,14 +23,21 @@ and one more, for the record boundaries of the engine's reads:
       `Retry-After: RETRY_AFTER` (CONN: "ka" or "close", as for /t/),
       the next ones DIR/PATH (kept alive: 200, its bytes; 404 when it
       is no file under DIR), the query ignored: a static ("dumb") git
-      repository served behind a busy spell.
+      repository served behind a busy spell.  CONN "rst": each 503 keeps
+      the connection, and the next request on it is counted, then the
+      connection reset (SO_LINGER 0) unanswered; "rstwait": the
+      connection is reset 0.3 s after each 503 (during a client's
+      Retry-After wait).
 """
 import argparse
 import os
 import random
+import socket
 import ssl
+import struct
 import sys
 import threading
+import time
 from http.server import ThreadingHTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -54,12 +61,29 @@ class Handler(http_server.Handler):
             return
         super().handle_any()
 
+    def reset(self):
+        self.wfile.flush()
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                   struct.pack("ii", 1, 0))
+        self.connection.close()
+        self.close_connection = True
+
     def files(self, ident, fails, ra, conn, rest):
         self.read_body()
         n = http_server.record(ident, self.command, None,
                                self.headers.get_all("X-Request-Deadline"))
+        if getattr(self, "rst_next", False):
+            self.reset()
+            return
         if n <= int(fails):
-            self.reply(503, b"busy %d\n" % n, [("Retry-After", ra)], conn)
+            resets = conn in ("rst", "rstwait")
+            self.reply(503, b"busy %d\n" % n, [("Retry-After", ra)],
+                       "ka" if resets else conn)
+            self.rst_next = conn == "rst"
+            if conn == "rstwait":
+                self.wfile.flush()
+                time.sleep(0.3)
+                self.reset()
             return
         path = os.path.realpath(os.path.join(FILES[0], rest))
         if path.startswith(FILES[0] + os.sep) and os.path.isfile(path):

@@ -18,6 +18,9 @@
 #   repository behind 503 (Retry-After: 1) twice, retried on the kept
 #   connection; a 503 that closes handed over; deadline_header on each
 #   request; certificate failures as bare; its offer of h2 and http/1.1 through nginx, as gnutls-cli's;
+#   wget and git on a kept-alive 503 whose connection the server then
+#   resets (on the resend, during the wait) or closes: the 503 handed
+#   over as it came, each ending as bare after the one wait, never hanging;
 #   lighttpd with mod_gnutls: a request whose deadline has passed makes
 #   its connect onward fail at once (inbound deadlines).
 # Missing clients are SKIPPED cases.
@@ -87,6 +90,46 @@ if command -v wget >/dev/null 2>&1; then
 		"winj-$S" 0 3
 	post_case "wget POST without a key: sent once" "$tmp/policy.yaml" \
 		"wpost-$S" 8 1
+fi
+
+# A kept-alive 503 (Retry-After: 1) on a connection the server then
+# resets, on the resend ("rst") or during the wait ("rstwait"), or closes
+# at once ("drop", announced keep-alive all the same): a GnuTLS
+# session is not made anew, so the 503 is handed over as it came, and
+# the client ends as bare (its exit, the 503 reported) after the one
+# wait, never hanging (run's and bare's timeout), with no new connection.
+# rst_case NAME CONN WANT_RC WANT_N MESSAGE CMD...: CMD with the URL's
+# path ID appended; WANT_N requests at the server under the library.
+rst_case() {
+	name=$1 conn=$2 want_rc=$3 want_n=$4 msg=$5 id=rs$2-$S-$(echo "$1" | cut -c1)
+	shift 5
+	bare "$@" "$base/files/$id-b/2/1/$conn/repo.git"
+	b_rc=$rc b_n=$(stat "$id-b" count)
+	b_msg=$(grep -c "$msg" "$tmp/out")
+	run "$tmp/policy.yaml" "$@" "$base/files/$id-l/2/1/$conn/repo.git"
+	n=$(stat "$id-l" count)
+	line="$name, 503, then the connection ends ($conn): exit $b_rc bare ($b_n request), $rc under the library ($n), $ms ms"
+	if [ $b_rc -ne "$want_rc" ] || [ "$b_msg" = 0 ] || [ "$b_n" != 1 ]; then
+		bad "$line: bare is not as the case expects"
+	elif [ $rc -ne "$want_rc" ] || ! grep -q "$msg" "$tmp/out" ||
+	    [ "$n" != "$want_n" ]; then
+		bad "$line (want exit $want_rc, '$msg', $want_n request(s))"
+	elif ! grep -q "handed over" "$tmp/out" ||
+	    ! grep -q "summary 127.0.0.1: connects=1 " "$tmp/out"; then
+		bad "$line: not handed over on its one connection"
+	elif [ $ms -lt 1000 ] || [ $ms -ge $((1000 + SLACK)) ]; then
+		bad "$line (want the one 1 s wait)"
+	else
+		ok "$line"
+	fi
+}
+if command -v wget >/dev/null 2>&1; then
+	rst_case wget rst 8 2 "ERROR 503" \
+		wget -O /dev/null --tries=1 --ca-certificate="$CA"
+	rst_case wget rstwait 8 1 "ERROR 503" \
+		wget -O /dev/null --tries=1 --ca-certificate="$CA"
+	rst_case wget drop 8 1 "ERROR 503" \
+		wget -O /dev/null --tries=1 --ca-certificate="$CA"
 fi
 
 # ALPN: gnutls-cli (its offer set with gnutls_alpn_set_protocols, the
@@ -211,6 +254,12 @@ if git_ready; then
 	# new handshake for GnuTLS): git reports it at once.
 	git_case "git ls-remote, 503 closing, http: handed over" \
 		"$tmp/policy.yaml" "g3-$S" close 128 1 0
+	rst_case "git ls-remote" rst 128 2 "returned error: 503" env \
+		GIT_SSL_CAINFO="$CA" GIT_TERMINAL_PROMPT=0 git ls-remote
+	rst_case "git ls-remote" rstwait 128 1 "returned error: 503" env \
+		GIT_SSL_CAINFO="$CA" GIT_TERMINAL_PROMPT=0 git ls-remote
+	rst_case "git ls-remote" drop 128 1 "returned error: 503" env \
+		GIT_SSL_CAINFO="$CA" GIT_TERMINAL_PROMPT=0 git ls-remote
 	# A clone: the busy spell on its first request, then every object.
 	git_run bare "$CA" clone -q "$base/files/gc0-$S/0/0/ka/repo.git" "$tmp/c0"
 	c0=$(stat "gc0-$S" count)

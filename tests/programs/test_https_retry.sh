@@ -19,7 +19,10 @@
 # Retry-After handed over at once, a download byte-identical; and
 # certificates: an unknown CA and a wrong name fail as bare, and a replay
 # whose new handshake meets another certificate hands the 503 over as it
-# came (curl, python); responses split at random points into many TLS
+# came (curl, python); a kept-alive 503 whose connection the server
+# resets, on the resend or during the wait: a new connection and
+# handshake (curl), and on one showing another certificate the 503 that
+# was held handed over whole; responses split at random points into many TLS
 # records.  The non-blocking engine: curl -Z and an epoll loop of
 # python's (https_eloop.py) retry their transfers side by side, and a
 # download beside a retry's wait is not held up by it.  Missing clients
@@ -96,6 +99,14 @@ curl_case "Retry-After: 120 above the cap: handed over at once" \
 	"/t/cap-$S/503/5/120/ka/cl" 22 1 0 $SLACK
 curl_case "a POST without a key is never sent twice" \
 	"/t/post-$S/503/2/1/ka/cl" 22 1 0 $SLACK -d x=1
+# A kept-alive 503 on a connection the server then resets, on the resend
+# or during the wait: a new connection and handshake (OpenSSL's session
+# is made anew), the file at last.
+echo "resolute $S" >"$tmp/files/hello.txt"
+curl_case "503 kept alive, reset on the resend: a new connection and handshake" \
+	"/files/crst-$S/2/1/rst/hello.txt" 0 3 1000 $((1000 + SLACK))
+curl_case "503 kept alive, reset during the wait: a new connection and handshake" \
+	"/files/crstw-$S/2/1/rstwait/hello.txt" 0 3 2000 $((2000 + SLACK))
 
 # The non-blocking engine over TLS: curl -Z drives its transfers from
 # one poll loop, and the retries are stepped in it, not run inside one
@@ -276,6 +287,21 @@ elif [ $rc -eq 22 ] && [ "$n" = 1 ] && grep -q "handed over" "$tmp/out"; then
 	ok "curl: a new handshake showing another certificate hands the 503 over (exit 22, 1 request)"
 else
 	bad "curl, certificate swapped on the replay: exit $rc, $n requests"
+fi
+# The same after a reset on the resend of a kept-alive 503: the 503 that
+# was held is handed over whole (bare: exit 22 after 1 request).
+arm 1
+curl_ok "curl, reset on the resend, certificate swapped" &&
+    run "$tmp/policy.yaml" curl -s -f -w '%{http_code}' --cacert "$CA" \
+	"$base_b/files/rswap-$S/2/1/rst/hello.txt" &&
+    n=$(stat "rswap-$S" count)
+if [ $CURL_OK = 0 ]; then
+	:
+elif [ $rc -eq 22 ] && [ "$n" = 2 ] && grep -q "^503" "$tmp/out" &&
+    grep -q "handed over" "$tmp/out"; then
+	ok "curl: after a reset on the resend, a new handshake showing another certificate hands the 503 over (exit 22, 2 requests)"
+else
+	bad "curl, reset on the resend, certificate swapped: exit $rc, $n requests"
 fi
 arm 1
 run "$tmp/policy.yaml" sh "$GETS" urllib "$base_b/t/swapp-$S/503/2/1/close/cl"

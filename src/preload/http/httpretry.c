@@ -281,6 +281,18 @@ int rs_hconn_reconnect(struct rs_fd *e, int fd, bool block)
 	return r;
 }
 
+int rs_hconn_hand_over(struct rs_hconn *h)
+{
+	rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
+	return h->tx->hand_over(h);
+}
+
+/* Whether the request's new connection is one h's transport cannot use. */
+static bool unrenewable(const struct rs_hconn *h)
+{
+	return h->m.reconnect && h->tx != NULL && !h->tx->renews(h);
+}
+
 /* DRAIN: consumes the retried response, then WAIT. */
 static int drain(struct rs_fd *e, struct rs_hconn *h, int fd)
 {
@@ -326,6 +338,8 @@ static int resend(struct rs_fd *e, struct rs_hconn *h, int fd)
 	size_t len;
 	int r;
 
+	if (unrenewable(h))
+		return rs_hconn_hand_over(h);
 	h->reused = !h->m.reconnect;
 	if (h->m.reconnect) {
 		r = rs_hconn_reconnect(e, fd, true);
@@ -384,7 +398,8 @@ static int retry(struct rs_fd *e, struct rs_hconn *h, int fd)
 	if (wait < 0)
 		return 1;
 	r = drain(e, h, fd);
-	if (r == 0)
+	/* No wait for a new connection that will not be made (resend()). */
+	if (r == 0 && !unrenewable(h))
 		r = backoff(e, h, wait);
 	if (r < 0)
 		return r;

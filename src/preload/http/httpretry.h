@@ -78,6 +78,14 @@ int64_t rs_hconn_allow(struct rs_fd *e, struct rs_hconn *h);
  */
 int rs_hconn_reconnect(struct rs_fd *e, int fd, bool block);
 
+/*
+ * The request must go on a new connection that h's transport cannot make
+ * its session for (renews() false): no reconnect; the connection passes,
+ * and the transport hands the retried response over as it came.  Returns
+ * -ECANCELED (the program reads it), or -errno.
+ */
+int rs_hconn_hand_over(struct rs_hconn *h);
+
 /* A SHOW verdict: logs a give-up when the status was a retried one. */
 void rs_hconn_shown(const struct rs_fd *e, struct rs_hconn *h);
 

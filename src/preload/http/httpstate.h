@@ -61,6 +61,13 @@ struct rs_htx {
 	int (*renew)(struct rs_hconn *h, struct rs_fd *e, int fd, bool block);
 	/* Whether renew can ever succeed (false: never reconnect). */
 	bool (*renews)(const struct rs_hconn *h);
+	/*
+	 * The request needs a new connection and renews() is false: the
+	 * last response the transport's drain took goes to the program as
+	 * it came, and after it the connection as it now is.  Returns
+	 * -ECANCELED (the program reads it), or -errno.
+	 */
+	int (*hand_over)(struct rs_hconn *h);
 };
 
 struct rs_hconn {

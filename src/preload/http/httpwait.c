@@ -297,6 +297,12 @@ static int resend(struct rs_hconn *h, struct rs_fd **ep, int fd, int ready,
 		return connecting(h, *ep, fd, ready, now, next);
 	if (h->renewing)
 		return renewing(h, *ep, fd, now, next);
+	/* No new connection where its session cannot be made (no wait for
+	   it either): the program reads the response handed over. */
+	if (h->m.reconnect && h->tx != NULL && !h->tx->renews(h)) {
+		rs_hconn_hand_over(h);
+		return RS_HW_NONE;
+	}
 	if (now < h->retry_at_ms) {
 		*next = rs_clock_min(*next, h->retry_at_ms);
 		return RS_HW_TIMER;

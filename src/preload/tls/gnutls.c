@@ -361,7 +361,7 @@ static int probed(void *s, struct rs_tls **t)
 	r = rs_ssl_gnutls_handshake()(s);
 	inner--;
 	fd = rs_tls_probe_end();
-	*t = fd >= 0 ? rs_tls_bind(s, fd, &rs_tls_gnutls) : NULL;
+	*t = fd >= 0 ? rs_tls_bind_own(s, fd, &rs_tls_gnutls) : NULL;
 	return r;
 }
 

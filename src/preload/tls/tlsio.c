@@ -49,7 +49,7 @@ static int probed(void *ssl, int (*fn)(void *, void *, int), void *buf,
 	r = fn(ssl, buf, n);
 	fd = rs_tls_probe_end();
 	if (fd >= 0)
-		rs_tls_bind(ssl, fd, &rs_tls_openssl);
+		rs_tls_bind_own(ssl, fd, &rs_tls_openssl);
 	return r;
 }
 
@@ -316,7 +316,7 @@ int rs_tls_handshake(void *ssl, int (*fn)(void *))
 		r = fn(ssl);
 		fd = rs_tls_probe_end();
 		if (fd >= 0)
-			rs_tls_bind(ssl, fd, &rs_tls_openssl);
+			rs_tls_bind_own(ssl, fd, &rs_tls_openssl);
 	}
 	if (r == 1)
 		rs_alpn_after(ssl);

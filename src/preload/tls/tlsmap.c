@@ -121,6 +121,16 @@ struct rs_tls *rs_tls_bind(void *ssl, int fd, const struct rs_tls_ops *ops)
 	return t;
 }
 
+struct rs_tls *rs_tls_bind_own(void *ssl, int fd,
+    const struct rs_tls_ops *ops)
+{
+	struct rs_tls *t = rs_tls_bind(ssl, fd, ops);
+
+	if (t != NULL)
+		t->own_io = true;
+	return t;
+}
+
 /*
  * The engine state of t's descriptor lets go of t: the connection passes
  * through from now on (whatever the socket carries next is not this

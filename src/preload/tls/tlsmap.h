@@ -58,8 +58,13 @@ struct rs_tls {
 	short want;		/* POLLIN or POLLOUT: what the library's last
 				   EAGAIN waits for (rs_htx's want()) */
 	bool renewing;		/* a new handshake is under way (renew) */
+	bool own_io;		/* learnt by a probe: the library moves its
+				   records through the program's functions
+				   (curl's BIO, its GnuTLS pointer) */
 	void *was;		/* ... and the certificate the program took */
 	bool kept_over;		/* the drain took more than kept holds */
+	bool keep_anew;		/* a response was looked at since: the next
+				   drain keeps it in place of kept */
 	size_t kept_len;	/* kept[0..kept_len): what the engine's drain
 				   of the last judged response took */
 	size_t off, len;	/* stash[off..len): plaintext the engine read
@@ -80,6 +85,10 @@ struct rs_tls *rs_tls_find(const void *ssl);
  * Returns the entry, or NULL.
  */
 struct rs_tls *rs_tls_bind(void *ssl, int fd, const struct rs_tls_ops *ops);
+
+/* As rs_tls_bind(), for a session learnt by a probe (own_io). */
+struct rs_tls *rs_tls_bind_own(void *ssl, int fd,
+    const struct rs_tls_ops *ops);
 
 /* Removes ssl (SSL_free) and frees its entry; the engine lets go of it. */
 void rs_tls_unbind(void *ssl);

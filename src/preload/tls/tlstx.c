@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "fdtable.h"
+#include "httppoll.h"
 #include "log.h"
 #include "real.h"
 
@@ -24,6 +25,40 @@ static bool readable(int fd)
 static bool held(const struct rs_tls *t)
 {
 	return t->ops->held(t);
+}
+
+/*
+ * Whether the peer reset t's connection while the library holds nothing
+ * of it: its call would only meet the error, through the program's own
+ * functions when the session moves its records so (own_io), and those
+ * may not take an error outside the program's own call (curl's report
+ * it through the transfer whose call they are in: none, in a wait).  No
+ * call then; the error stays on the socket for the program's next one.
+ */
+static bool reset_under(struct rs_tls *t)
+{
+	struct pollfd p = { .fd = t->fd, .events = POLLIN };
+
+	if (!t->own_io || held(t))
+		return false;
+	if (rs_real_poll(&p, 1, 0) != 1 || !(p.revents & POLLERR))
+		return false;
+	/* Not the library's failure: an earlier call's is not given. */
+	t->real_failed = false;
+	errno = ECONNRESET;
+	return true;
+}
+
+/*
+ * A call of the library's that failed (r < 0) on a socket the peer
+ * closed or reset is the lost connection the engine looks for (GnuTLS
+ * says only "pull error", and wants its session no more): ECONNRESET.
+ */
+static ssize_t lost(const struct rs_tls *t, ssize_t r)
+{
+	if (r < 0 && errno == EPROTO && rs_hconn_peer_done(t->fd))
+		errno = ECONNRESET;
+	return r;
 }
 
 /*
@@ -61,7 +96,10 @@ static ssize_t pull(struct rs_tls *t, int fd, bool block)
 		errno = EAGAIN;
 		return -1;
 	}
-	k = t->ops->read(t, t->stash + t->len, sizeof(t->stash) - t->len);
+	if (reset_under(t))
+		return -1;
+	k = lost(t, t->ops->read(t, t->stash + t->len,
+	    sizeof(t->stash) - t->len));
 	if (k > 0)
 		t->len += (size_t)k;
 	return k;
@@ -79,9 +117,10 @@ static ssize_t peek(struct rs_hconn *h, int fd, char *buf, size_t cap,
 	ssize_t k = 0;
 	size_t n;
 
-	/* A look at a response: a drain that follows keeps it anew. */
-	t->kept_len = 0;
-	t->kept_over = false;
+	/* A look at a response: a drain that follows keeps it anew.  Until
+	   then the last response kept stays, for a hand-over when the look
+	   finds the connection ended (the resend met a closed one). */
+	t->keep_anew = true;
 	if (rs_tls_stashed(t) <= h->m.judged)
 		k = pull(t, fd, block);
 	n = rs_tls_stashed(t) < cap ? rs_tls_stashed(t) : cap;
@@ -91,9 +130,14 @@ static ssize_t peek(struct rs_hconn *h, int fd, char *buf, size_t cap,
 	return (ssize_t)n;
 }
 
-/* Keeps what a drain took, for a hand-over (renew()). */
+/* Keeps what a drain took, for a hand-over (rs_tls_hand_over()). */
 static ssize_t keep(struct rs_tls *t, const char *buf, ssize_t n)
 {
+	if (t->keep_anew) {
+		t->keep_anew = false;
+		t->kept_len = 0;
+		t->kept_over = false;
+	}
 	if (n > 0 && t->kept_len + (size_t)n <= sizeof(t->kept)) {
 		memcpy(t->kept + t->kept_len, buf, (size_t)n);
 		t->kept_len += (size_t)n;
@@ -118,7 +162,9 @@ static ssize_t recv_tls(struct rs_hconn *h, int fd, char *buf, size_t cap)
 		errno = EAGAIN;
 		return -1;
 	}
-	return keep(t, buf, t->ops->read(t, buf, cap));
+	if (reset_under(t))
+		return keep(t, buf, -1);
+	return keep(t, buf, lost(t, t->ops->read(t, buf, cap)));
 }
 
 static ssize_t send_tls(struct rs_hconn *h, int fd, const char *p, size_t n)
@@ -126,7 +172,9 @@ static ssize_t send_tls(struct rs_hconn *h, int fd, const char *p, size_t n)
 	struct rs_tls *t = h->tx_ctx;
 
 	(void)fd;
-	return t->ops->write(t, p, n);
+	if (reset_under(t))
+		return -1;
+	return lost(t, t->ops->write(t, p, n));
 }
 
 static bool ready(const struct rs_hconn *h)
@@ -140,8 +188,9 @@ static bool shows(const struct rs_hconn *h)
 {
 	const struct rs_tls *t = h->tx_ctx;
 
-	/* NULL: the session was freed (rs_tls_unbind()), its stash too. */
-	return t != NULL && rs_tls_stashed(t) > 0;
+	/* NULL: the session was freed (rs_tls_unbind()), its stash too.
+	   The end after a hand-over is read as well, however often. */
+	return t != NULL && (rs_tls_stashed(t) > 0 || t->eof);
 }
 
 static short want(const struct rs_hconn *h)
@@ -152,15 +201,15 @@ static short want(const struct rs_hconn *h)
 }
 
 /*
- * The replay cannot go on the new connection (its handshake failed, the
- * server showed another certificate than the one the program took, or
- * the session cannot be made anew):
- * the retried response goes to the program as it came, from the stash,
- * and the stream ends after it, as the server's close had ended it.
- * Returns -ECANCELED (the engine passes; the read serves the stash), or
- * -ECONNRESET when the response was too large to keep.
+ * The replay cannot go on a new connection: the last retried response
+ * the drain kept goes to the program as it came, from the stash; after
+ * it the stream ends when ends (the session was started anew on another
+ * connection), else the program's library reads on from the connection
+ * as it now is (its end, or its reset).  Returns -ECANCELED (the engine
+ * passes; the read serves the stash), or -ECONNRESET when the response
+ * was too large to keep.
  */
-int rs_tls_hand_over(struct rs_tls *t, const char *why)
+static int give(struct rs_tls *t, const char *why, bool ends)
 {
 	struct rs_log_fields f = { .event = "http_give_up", .attempt = -1,
 		.wait_ms = -1 };
@@ -174,8 +223,22 @@ int rs_tls_hand_over(struct rs_tls *t, const char *why)
 	memcpy(t->stash, t->kept, t->kept_len);
 	t->off = 0;
 	t->len = t->kept_len;
-	t->eof = true;
+	t->kept_len = 0;
+	t->eof = ends;
 	return -ECANCELED;
+}
+
+int rs_tls_hand_over(struct rs_tls *t, const char *why)
+{
+	return give(t, why, true);
+}
+
+static const char not_anew[] = "its TLS library's sessions are not made anew";
+
+/* No new connection: the session would have none (renews() false). */
+static int hand_over(struct rs_hconn *h)
+{
+	return give(h->tx_ctx, not_anew, false);
 }
 
 /* A new connection: the session anew, when its library can. */
@@ -184,8 +247,7 @@ static int renew(struct rs_hconn *h, struct rs_fd *e, int fd, bool block)
 	struct rs_tls *t = h->tx_ctx;
 
 	if (t->ops->renew == NULL)
-		return rs_tls_hand_over(t, "its TLS library's sessions are "
-		    "not made anew");
+		return rs_tls_hand_over(t, not_anew);
 	return t->ops->renew(t, h, e, fd, block);
 }
 
@@ -205,4 +267,5 @@ const struct rs_htx rs_tls_tx = {
 	.shows = shows,
 	.renew = renew,
 	.renews = renews,
+	.hand_over = hand_over,
 };

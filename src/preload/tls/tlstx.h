@@ -20,8 +20,9 @@
 extern const struct rs_htx rs_tls_tx;
 
 /*
- * The replay cannot go on a new connection: t's retried response goes to
- * the program as it came, the end of the stream after it; why is logged.
+ * The replay cannot go on the new connection made for it: t's last
+ * retried response goes to the program as it came, the end of the stream
+ * after it; why is logged.
  * Returns -ECANCELED (or -ECONNRESET when it was too large to keep).
  */
 int rs_tls_hand_over(struct rs_tls *t, const char *why);
