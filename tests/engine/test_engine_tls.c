@@ -724,26 +724,27 @@ static void reset(unsigned seed, bool in_wait, bool stepped, bool refuse)
 	fk_done();
 }
 
+/* Both resets (on the resend, during the wait), 200 seeds each. */
+static void resets(bool stepped, bool refuse)
+{
+	for (unsigned seed = 1; seed <= 200; seed++) {
+		reset(seed, false, stepped, refuse);
+		fk_env_forget();
+		reset(seed, true, stepped, refuse);
+		fk_env_forget();
+	}
+}
+
 static void test_reset_handed_over(void **state)
 {
 	(void)state;
-	for (unsigned seed = 1; seed <= 200; seed++) {
-		reset(seed, false, false, false);
-		fk_env_forget();
-		reset(seed, true, false, false);
-		fk_env_forget();
-	}
+	resets(false, false);
 }
 
 static void test_stepped_reset_handed_over(void **state)
 {
 	(void)state;
-	for (unsigned seed = 1; seed <= 200; seed++) {
-		reset(seed, false, true, false);
-		fk_env_forget();
-		reset(seed, true, true, false);
-		fk_env_forget();
-	}
+	resets(true, false);
 }
 
 /*
@@ -756,12 +757,7 @@ static void test_stepped_reset_handed_over(void **state)
 static void test_stepped_reset_refused(void **state)
 {
 	(void)state;
-	for (unsigned seed = 1; seed <= 200; seed++) {
-		reset(seed, false, true, true);
-		fk_env_forget();
-		reset(seed, true, true, true);
-		fk_env_forget();
-	}
+	resets(true, true);
 }
 
 int main(void)
