@@ -203,7 +203,7 @@ static short want(const struct rs_hconn *h)
 /*
  * The replay cannot go on a new connection: the last retried response
  * the drain kept goes to the program as it came, from the stash; after
- * it the stream ends when ends (the session was started anew on another
+ * it the stream ends if `ends` (the session was started anew on another
  * connection), else the program's library reads on from the connection
  * as it now is (its end, or its reset).  Returns -ECANCELED (the engine
  * passes; the read serves the stash), or -ECONNRESET when the response
