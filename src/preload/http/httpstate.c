@@ -65,10 +65,12 @@ static struct rs_hconn *make_state(struct rs_fd *e)
  * free) or detaches it before this thread sees it, never frees it under
  * this thread's hands.  *busy: another thread had it; with `conflict`,
  * the state is marked so under the same lock (rs_hconn_leave() then
- * stops following the connection).
+ * stops following the connection).  With `plain`, a state whose socket
+ * carries another layer's bytes (TLS records: tx) is not taken, looked
+ * at under the lock too (a close may free it as soon as it is detached).
  */
 static struct rs_hconn *take(struct rs_fd *e, struct rs_hconn *fresh,
-    bool conflict, bool *busy)
+    bool conflict, bool plain, bool *busy)
 {
 	struct rs_hconn *h;
 	bool ok = false;
@@ -80,6 +82,8 @@ static struct rs_hconn *take(struct rs_fd *e, struct rs_hconn *fresh,
 		h = fresh;
 		fresh = NULL;
 	}
+	if (h != NULL && plain && h->tx != NULL)
+		h = NULL;
 	if (h != NULL && h->m.phase != RS_HR_PASS) {
 		ok = hold(e, h);
 		*busy = !ok;
@@ -115,12 +119,10 @@ struct rs_hconn *rs_hconn_enter(struct rs_fd *e)
 			e->http_off = true;
 			return NULL;
 		}
-	} else if (h->tx != NULL) {
-		/* The socket carries another layer's bytes (TLS records). */
-		return NULL;
 	}
-	/* Another thread inside: this call passes it by. */
-	return take(e, fresh, true, &busy);
+	/* Another thread inside: this call passes it by.  A socket that
+	   carries another layer's bytes (TLS records): not entered. */
+	return take(e, fresh, true, true, &busy);
 }
 
 /*
@@ -159,7 +161,7 @@ struct rs_hconn *rs_hconn_enter_tx(struct rs_fd *e, const struct rs_htx *tx,
 	    __atomic_load_n(&h->busy, __ATOMIC_ACQUIRE) == HCONN_IDLE)
 		adopt(e, h, tx, ctx);
 	rs_fd_unlock(e);
-	h = take(e, fresh, false, &busy);
+	h = take(e, fresh, false, false, &busy);
 	if (h != NULL && (h->tx != tx || h->tx_ctx != ctx)) {
 		rs_hconn_leave(e, h);
 		return NULL;
@@ -172,7 +174,7 @@ struct rs_hconn *rs_hconn_enter_wait(struct rs_fd *e, bool *busy)
 	*busy = false;
 	if (e->http_off || __atomic_load_n(&e->http, __ATOMIC_ACQUIRE) == NULL)
 		return NULL;
-	return take(e, NULL, false, busy);
+	return take(e, NULL, false, false, busy);
 }
 
 void rs_hconn_leave(struct rs_fd *e, struct rs_hconn *h)
