@@ -281,10 +281,9 @@ static bool blocks(struct rs_tls *t)
 	return true;
 }
 
-static ssize_t step_read(struct rs_tls *t, void *buf, size_t n)
+/* The scripted library's read, its failure noted as a library's own. */
+static ssize_t read_noted(struct rs_tls *t, void *buf, size_t n)
 {
-	if (blocks(t))
-		return -1;
 	ssize_t k = fake_read(t, buf, n);
 
 	if (k < 0) {
@@ -293,6 +292,13 @@ static ssize_t step_read(struct rs_tls *t, void *buf, size_t n)
 		t->real_ret = -1;
 	}
 	return k;
+}
+
+static ssize_t step_read(struct rs_tls *t, void *buf, size_t n)
+{
+	if (blocks(t))
+		return -1;
+	return read_noted(t, buf, n);
 }
 
 static ssize_t step_write(struct rs_tls *t, const void *buf, size_t n)
@@ -556,14 +562,7 @@ static ssize_t rst_read(struct rs_tls *t, void *buf, size_t n)
 	t->real_failed = false;
 	if (rst.gone && s.in_off == s.in_len)
 		return 0;	/* the end: the session's read after a reset */
-	ssize_t k = fake_read(t, buf, n);
-
-	if (k < 0) {
-		t->want = POLLIN;
-		t->real_failed = true;
-		t->real_ret = -1;
-	}
-	return k;
+	return read_noted(t, buf, n);
 }
 
 static ssize_t rst_write(struct rs_tls *t, const void *buf, size_t n)
