@@ -231,6 +231,20 @@ ssize_t rs_hio_recvmsg(struct rs_fd *e, int fd, struct msghdr *msg,
 }
 
 /*
+ * Before the program's write of p[0..n) with h entered: its first bytes
+ * on the connection may be the ClientHello of a session the program
+ * moves itself (tlsprobe.h).
+ */
+static void first_write(struct rs_fd *e, struct rs_hconn *h, int fd,
+    const void *p, size_t n)
+{
+	if (__builtin_expect(h->spoke, 1))
+		return;
+	h->spoke = true;
+	rs_tls_hello_note(e, fd, p, n);
+}
+
+/*
  * Leaves h after a write.  A request on a non-blocking socket that is now
  * complete awaits its response: its epoll registrations must hide the
  * socket until the response is judged (httpwait.h).
@@ -262,6 +276,7 @@ ssize_t rs_hio_send(struct rs_fd *e, int fd, const void *buf, size_t n,
 		return rs_io_send(e, fd, buf, n, flags);
 	enum rs_hr_phase before = h->m.phase;
 
+	first_write(e, h, fd, buf, n);
 	r = rs_hconn_write(h, e, fd, buf, n, flags);
 	after_write(e, h, fd, before);
 	return r;
@@ -280,6 +295,7 @@ ssize_t rs_hio_write(struct rs_fd *e, int fd, const void *buf, size_t n)
 		return rs_io_write(e, fd, buf, n);
 	enum rs_hr_phase before = h->m.phase;
 
+	first_write(e, h, fd, buf, n);
 	r = rs_hconn_write(h, e, fd, buf, n, 0);
 	after_write(e, h, fd, before);
 	return r;
@@ -332,6 +348,8 @@ ssize_t rs_hio_writev(struct rs_fd *e, int fd, const struct iovec *iov,
 		return rs_io_writev(e, fd, iov, cnt);
 	enum rs_hr_phase before = h->m.phase;
 
+	if (cnt > 0)
+		first_write(e, h, fd, iov[0].iov_base, iov[0].iov_len);
 	if (rs_hr_holding(&h->m)) {
 		r = write_each(h, e, fd, iov, cnt, 0);
 	} else {
@@ -357,6 +375,9 @@ ssize_t rs_hio_sendmsg(struct rs_fd *e, int fd, const struct msghdr *msg,
 		return rs_io_sendmsg(e, fd, msg, flags);
 	enum rs_hr_phase before = h->m.phase;
 
+	if (msg->msg_iovlen > 0)
+		first_write(e, h, fd, msg->msg_iov[0].iov_base,
+		    msg->msg_iov[0].iov_len);
 	if (msg->msg_name != NULL || msg->msg_controllen > 0) {
 		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
 		r = rs_io_sendmsg(e, fd, msg, flags);

@@ -59,6 +59,13 @@ struct rs_htx {
 	 * (want()), and the next call goes on from there.
 	 */
 	int (*renew)(struct rs_hconn *h, struct rs_fd *e, int fd, bool block);
+	/*
+	 * Whether the program moves the session's records itself (memory
+	 * BIOs it pumps): its read of the socket is what brings them, so
+	 * the waits never hide the socket's readability, nor report it
+	 * without the kernel (httpwait.c).  NULL: never.
+	 */
+	bool (*pumped)(const struct rs_hconn *h);
 	/* Whether renew can ever succeed (false: never reconnect). */
 	bool (*renews)(const struct rs_hconn *h);
 	/*
@@ -80,6 +87,7 @@ struct rs_hconn {
 	bool conflict;			/* another one came meanwhile */
 	bool orphan;			/* its descriptor is no longer managed */
 	bool reused;			/* the last resend reused the connection */
+	bool spoke;			/* the program wrote on it */
 	int64_t own_until;		/* the program's SO_RCVTIMEO, this call */
 	/* The non-blocking retry, driven by the waits (httpwait.h). */
 	int64_t retry_at_ms;		/* WAIT: when the request goes again */

@@ -410,6 +410,22 @@ static enum rs_hw_want run_tx(struct rs_hconn *h, struct rs_fd **ep, int fd,
 	return w;
 }
 
+/*
+ * What a wait makes of w for a connection whose transport's records the
+ * program moves itself (pumped()): its read of the socket brings them,
+ * then calls the session, which steps the engine; so what is readable is
+ * neither hidden nor reported without the kernel.  The timer of a wait
+ * (Retry-After) and the library's own records waiting for room stay the
+ * library's.
+ */
+static enum rs_hw_want for_pump(const struct rs_hconn *h, enum rs_hw_want w)
+{
+	if (h->tx == NULL || h->tx->pumped == NULL || !h->tx->pumped(h))
+		return w;
+	return w == RS_HW_IN || w == RS_HW_NOW || w == RS_HW_SHOW ?
+	    RS_HW_NONE : w;
+}
+
 enum rs_hw_want rs_hwait_step(struct rs_fd *e, int fd, int ready,
     int64_t now, int64_t *next)
 {
@@ -420,7 +436,7 @@ enum rs_hw_want rs_hwait_step(struct rs_fd *e, int fd, int ready,
 	   passed: not entered), no call into its session. */
 	if (held != NULL && held->tx != NULL && !hidden(held) &&
 	    held->tx->shows(held))
-		return RS_HW_NOW;
+		return for_pump(held, RS_HW_NOW);
 	struct rs_hconn *h = rs_hconn_enter_wait(e, &busy);
 	int save = errno;
 
@@ -434,6 +450,7 @@ enum rs_hw_want rs_hwait_step(struct rs_fd *e, int fd, int ready,
 	    h->driver != rs_hconn_me() ? foreign(h, ready, now, next) :
 	    run_tx(h, &e, fd, ready, now, next);
 
+	w = for_pump(h, w);
 	rs_hconn_leave(e, h);
 	errno = save;
 	return w;

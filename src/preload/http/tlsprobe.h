@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "fdtable.h"
+
 /* -2: not probing; -1: probing, no socket seen yet; else the socket. */
 extern __thread int rs_tls_probe_fd __attribute__((tls_model("initial-exec")));
 
@@ -77,5 +79,27 @@ struct rs_tls_sink {
 };
 extern __thread const struct rs_tls_sink *rs_tls_sink_now
     __attribute__((tls_model("initial-exec")));
+
+/*
+ * Sessions whose records the program moves itself, through memory BIOs
+ * it pumps (python's asyncio, ssl.MemoryBIO): no TLS call of theirs
+ * touches a socket, so the socket is learnt from the ClientHello the
+ * program writes on it.  The first bytes a program writes on a socket of
+ * an `http` rule, outside any TLS call, are looked at: a ClientHello's
+ * client random is noted with the socket; the session whose random it
+ * is takes that socket when its next TLS call comes (tls/membio.h).
+ * rs_tls_hellos counts the notes waiting: 0 (one load) for every
+ * program that has none.
+ */
+extern int rs_tls_hellos;
+
+/* The program's first write on fd (entry e): p[0..n) may be a ClientHello. */
+void rs_tls_hello_note(const struct rs_fd *e, int fd, const void *p, size_t n);
+
+/*
+ * The socket whose ClientHello carried client random `random` (32
+ * bytes), still open since: its note is taken.  -1 when none.
+ */
+int rs_tls_hello_match(const unsigned char *random);
 
 #endif /* RS_TLSPROBE_H */

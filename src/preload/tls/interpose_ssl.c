@@ -89,9 +89,9 @@ static int as_ex(int r, size_t *count)
 	return r > 0;
 }
 
-static bool own_ex(const void *s, size_t n)
+static bool own_ex(void *s, size_t n)
 {
-	return !rs_tls_wanted() || n == 0 || rs_tls_find(s) == NULL;
+	return !rs_tls_wanted() || n == 0 || rs_tls_lookup(s) == NULL;
 }
 
 static int clamp(size_t n)

@@ -24,6 +24,9 @@
 #define RS_SSL_ERROR_SYSCALL 5
 #define RS_SSL_ERROR_ZERO_RETURN 6
 
+/* BIO_ctrl()'s command for BIO_ctrl_pending() (bio.h). */
+#define RS_BIO_CTRL_PENDING 10
+
 /* SSL_set_shutdown() flags. */
 #define RS_SSL_SENT_SHUTDOWN 1
 #define RS_SSL_RECEIVED_SHUTDOWN 2
@@ -76,6 +79,11 @@ RS_SSL_FN(int, SSL_is_server, (const void *s))
 RS_SSL_FN(int, SSL_get_fd, (const void *s))
 RS_SSL_FN(int, SSL_accept, (void *s))
 RS_SSL_FN(void *, SSL_get_SSL_CTX, (const void *s))
+RS_SSL_FN(size_t, SSL_get_client_random, (const void *s, unsigned char *out,
+    size_t len))
+RS_SSL_FN(void *, SSL_get_wbio, (const void *s))
+RS_SSL_FN(long, BIO_ctrl, (void *b, int cmd, long larg, void *parg))
+RS_SSL_FN(int, BIO_read, (void *b, void *buf, int n))
 RS_SSL_FN(void, SSL_get0_alpn_selected, (const void *s,
     const unsigned char **p, unsigned *len))
 

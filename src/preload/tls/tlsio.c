@@ -24,9 +24,10 @@
 #include "runtime.h"
 #include "sslreal.h"
 #include "tlsmap.h"
+#include "membio.h"
+#include "ossl.h"
 #include "tlsprobe.h"
 #include "tlstx.h"
-#include "ossl.h"
 
 
 bool rs_tls_wanted(void)
@@ -104,6 +105,12 @@ int rs_tls_settle(struct rs_tls *t, struct rs_hconn *h, struct rs_fd **e)
 
 	if (h->m.phase != RS_HR_AWAIT && !mid)
 		return 0;
+	if (t->membio && !(*e)->nonblocking) {
+		/* Made blocking since: the engine cannot wait for records
+		   the program's own read brings (membio.h). */
+		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
+		return 0;
+	}
 	if ((*e)->nonblocking) {
 		/* Stepped as the waits step it, never blocking: nothing yet
 		   is WANT_READ (E_AGAIN). */
@@ -167,9 +174,16 @@ static struct rs_httpconn *outbound(const struct rs_tls *t)
 static int read_bound(struct rs_tls *t, void *ssl, void *buf, int n,
     bool peek);
 
-int rs_tls_read(void *ssl, void *buf, int n, bool peek)
+struct rs_tls *rs_tls_lookup(void *ssl)
 {
 	struct rs_tls *t = rs_tls_find(ssl);
+
+	return t != NULL ? t : rs_tls_membio_find(ssl);
+}
+
+int rs_tls_read(void *ssl, void *buf, int n, bool peek)
+{
+	struct rs_tls *t = rs_tls_lookup(ssl);
 	int r;
 
 	if (t == NULL)
@@ -177,7 +191,9 @@ int rs_tls_read(void *ssl, void *buf, int n, bool peek)
 		    buf, n);
 	/* The session's records on its socket are not the trackers'. */
 	rs_tls_plain_fd = t->fd;
+	t->prog = RS_TLS_PROG_READ;
 	r = read_bound(t, ssl, buf, n, peek);
+	t->prog = RS_TLS_PROG_NONE;
 	rs_tls_plain_fd = -1;
 	if (r > 0 && !peek)
 		rs_tls_seen(t, buf, (size_t)r);
@@ -289,7 +305,7 @@ ssize_t rs_tls_send(struct rs_tls *t, const void *buf, size_t n)
 
 int rs_tls_write(void *ssl, const void *buf, int n)
 {
-	struct rs_tls *t = rs_tls_find(ssl);
+	struct rs_tls *t = rs_tls_lookup(ssl);
 	ssize_t r;
 
 	if (t == NULL)
@@ -297,13 +313,15 @@ int rs_tls_write(void *ssl, const void *buf, int n)
 		    rs_ssl_SSL_write(), (void *)buf, n);
 	if (n <= 0)
 		return rs_ssl_SSL_write()(ssl, buf, n);
+	t->prog = RS_TLS_PROG_WRITE;
 	r = rs_tls_send(t, buf, (size_t)n);
+	t->prog = RS_TLS_PROG_NONE;
 	return r < 0 ? failed(t, (int)r, true) : (int)r;
 }
 
 int rs_tls_handshake(void *ssl, int (*fn)(void *))
 {
-	struct rs_tls *t = rs_tls_find(ssl);
+	struct rs_tls *t = rs_tls_lookup(ssl);
 	int r, fd;
 
 	rs_alpn_before(ssl, t != NULL ? t->fd : rs_tls_connect_fd);

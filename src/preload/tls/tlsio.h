@@ -45,6 +45,13 @@ ssize_t rs_tls_send(struct rs_tls *t, const void *buf, size_t n);
  */
 void rs_tls_seen(const struct rs_tls *t, void *buf, size_t n);
 
+/*
+ * The entry of session ssl: mapped already, or a session the program
+ * pumps through memory BIOs whose socket is now known (membio.h); NULL
+ * for a session the library does not follow.
+ */
+struct rs_tls *rs_tls_lookup(void *ssl);
+
 /* A handshake call (SSL_connect, SSL_do_handshake) on ssl, real one fn. */
 int rs_tls_handshake(void *ssl, int (*fn)(void *));
 

@@ -196,6 +196,7 @@ void rs_tls_unbind(void *ssl)
 	if (t->was != NULL)
 		rs_ssl_X509_free()(t->was);
 	rs_guard_enter();
+	free(t->pend);
 	free(t);
 	rs_guard_leave();
 }

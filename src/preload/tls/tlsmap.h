@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "httpretry.h"
@@ -62,6 +63,13 @@ struct rs_tls {
 				   records through the program's functions
 				   (curl's BIO, its GnuTLS pointer) */
 	void *was;		/* ... and the certificate the program took */
+	bool membio;		/* the program moves its records itself,
+				   through memory BIOs (membio.h) */
+	uint8_t prog;		/* the program's call under way on it:
+				   RS_TLS_PROG_* */
+	char *pend;		/* membio: records of the library's own
+				   writes the socket has not taken yet */
+	size_t pend_off, pend_len;
 	bool kept_over;		/* the drain took more than kept holds */
 	bool keep_anew;		/* a response was looked at since: the next
 				   drain keeps it in place of kept */
@@ -72,6 +80,9 @@ struct rs_tls {
 	char stash[RS_HCONN_PEEK];
 	char kept[RS_HCONN_PEEK];
 };
+
+/* t->prog: which call of the program's is under way on the session. */
+enum { RS_TLS_PROG_NONE, RS_TLS_PROG_READ, RS_TLS_PROG_WRITE };
 
 /* Whether any session was ever mapped: one load, for the fast paths. */
 extern int rs_tls_mapped;

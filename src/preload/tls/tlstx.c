@@ -258,6 +258,13 @@ static bool renews(const struct rs_hconn *h)
 	return t->ops->renew != NULL;
 }
 
+static bool pumped(const struct rs_hconn *h)
+{
+	const struct rs_tls *t = h->tx_ctx;
+
+	return t != NULL && t->membio;
+}
+
 const struct rs_htx rs_tls_tx = {
 	.peek = peek,
 	.recv = recv_tls,
@@ -267,5 +274,6 @@ const struct rs_htx rs_tls_tx = {
 	.shows = shows,
 	.renew = renew,
 	.renews = renews,
+	.pumped = pumped,
 	.hand_over = hand_over,
 };

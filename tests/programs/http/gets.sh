@@ -29,9 +29,11 @@ async def main(url):
     r, w = await asyncio.open_connection(u.hostname, u.port, ssl=c)
     w.write(("GET %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (u.path, u.netloc)).encode())
     await w.drain()
-    status = (await r.readline()).split()[1]
+    head = (await r.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+    size = [int(h.split(":")[1]) for h in head if h.lower().startswith("content-length:")]
+    sys.stdout.write((await r.readexactly(size[0] if size else 0)).decode())
     w.close()
-    return status == b"200"
+    return head[0].split()[1] == "200"
 sys.exit(0 if asyncio.run(main(sys.argv[1])) else 1)' "$2" "$RS_CA" ;;
 	node) NODE_EXTRA_CA_CERTS=$RS_CA node -e 'require("https").get(process.argv[1], (res) => {
   let b = ""; res.on("data", (d) => b += d);
