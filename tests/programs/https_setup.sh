@@ -94,7 +94,7 @@ run() {
 	shift
 	start=$(now_ms)
 	timeout 30 env LD_PRELOAD="$LIB" RESOLUTE_POLICY="$pol" \
-		RESOLUTE_LOG=info "$@" >"$tmp/out" 2>&1
+		RESOLUTE_LOG=${RS_LOGLEVEL:-info} "$@" >"$tmp/out" 2>&1
 	rc=$?
 	ms=$(($(now_ms) - start))
 }

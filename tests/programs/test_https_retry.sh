@@ -31,15 +31,16 @@ set -u
 # shellcheck source=tests/programs/https_setup.sh
 . "$(dirname "$0")/https_setup.sh"
 
-# client NAME retries|passes: 503 x2 with Retry-After: 1, then 200.
+# client NAME retries|passes|hands PROGRAM [ka|close]: 503 x2 with
+# Retry-After: 1 (kept alive, or closing the connection), then 200.
 client() {
-	name=$1 want=$2 id=$1-$$
+	name=$1 want=$2 id=$(echo "$1" | tr : -)-$$ conn=${4:-ka}
 	command -v "$3" >/dev/null 2>&1 || { skip "$name: $3 not installed"; return; }
 	usable "$3" --version >/dev/null ||
 		{ skip "$name: $3 does not start with the sanitizer runtime preloaded (bare as well)"; return; }
-	bare sh "$GETS" "$name" "$base/t/bare-$id/503/2/1/ka/cl"
+	bare sh "$GETS" "${name%%:*}" "$base/t/bare-$id/503/2/1/$conn/cl"
 	b_rc=$rc b_ms=$ms b_n=$(stat "bare-$id" count)
-	run "$tmp/policy.yaml" sh "$GETS" "$name" "$base/t/lib-$id/503/2/1/ka/cl"
+	run "$tmp/policy.yaml" sh "$GETS" "${name%%:*}" "$base/t/lib-$id/503/2/1/$conn/cl"
 	n=$(stat "lib-$id" count) span=$(stat "lib-$id" span_ms)
 	line="$name: bare exit $b_rc, $b_n request(s), $b_ms ms; library exit $rc, $n request(s), $ms ms (span $span ms)"
 	if [ "$want" = retries ] && [ "$b_rc" -ne 0 ] && [ "$b_n" = 1 ] &&
@@ -49,6 +50,10 @@ client() {
 	elif [ "$want" = passes ] && [ "$b_rc" -ne 0 ] && [ "$b_n" = 1 ] &&
 	    [ $rc -ne 0 ] && [ "$n" = 1 ]; then
 		ok "$line: out of reach, passed through as bare"
+	elif [ "$want" = hands ] && [ "$b_rc" -ne 0 ] && [ "$b_n" = 1 ] &&
+	    [ $rc -ne 0 ] && [ "$n" = 1 ] && [ "$ms" -lt "$SLACK" ] &&
+	    grep -q -E "handed over|giving up" "$tmp/out"; then
+		ok "$line: handed over at once, as it came"
 	else
 		bad "$line (want: $want)"
 	fi
@@ -62,9 +67,32 @@ client urllib_timeout retries python3
 client httpclient retries python3
 client php retries php
 client wget retries wget
-client asyncio passes python3
-client node passes node
-client nodefetch passes node
+# asyncio pumps its TLS through memory BIOs (ssl.MemoryBIO): followed by
+# the ClientHello it writes, replayed on the kept connection.
+client asyncio retries python3
+client "asyncio:close" hands python3 close
+# The node on the PATH: nodesource's builds link OpenSSL statically, out of
+# reach as Go is; Debian's links libssl 3, as node18.sh's does.
+if ldd "$(command -v node 2>/dev/null || echo /nonexistent)" 2>/dev/null |
+    grep -q libssl; then
+	skip "node on the PATH links libssl: its cases are node18's below"
+else
+	client node passes node
+	client nodefetch passes node
+fi
+# Debian's node 18 (its own memory BIO over the system's libssl): fetch
+# (undici) and an agent with keepAlive are replayed on their connection;
+# https.get's default agent asks `Connection: close`, and a new
+# connection and handshake would be node's own: handed over at once.
+if RS_NODE=$(sh "$HERE/node18.sh"); then
+	export RS_NODE
+	client node18_fetch retries "$RS_NODE"
+	client node18_keepalive retries "$RS_NODE"
+	client node18_close hands "$RS_NODE"
+	unset RS_NODE
+else
+	skip "node18: Debian's node 18 could not be fetched (see above)"
+fi
 client ruby retries ruby
 if perl -MIO::Socket::SSL -MHTTP::Tiny -e 1 >/dev/null 2>&1; then
 	client perl retries perl

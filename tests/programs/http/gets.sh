@@ -35,11 +35,16 @@ async def main(url):
     w.close()
     return head[0].split()[1] == "200"
 sys.exit(0 if asyncio.run(main(sys.argv[1])) else 1)' "$2" "$RS_CA" ;;
-	node) NODE_EXTRA_CA_CERTS=$RS_CA node -e 'require("https").get(process.argv[1], (res) => {
+	node|node18_close) NODE_EXTRA_CA_CERTS=$RS_CA ${RS_NODE:-node} -e 'require("https").get(process.argv[1], (res) => {
   let b = ""; res.on("data", (d) => b += d);
   res.on("end", () => { process.stdout.write(b); process.exit(res.statusCode == 200 ? 0 : 1); });
 }).on("error", (e) => { console.error(e.message); process.exit(2); });' "$2" ;;
-	nodefetch) NODE_EXTRA_CA_CERTS=$RS_CA node -e 'fetch(process.argv[1]).then(async (r) => {
+	node18_keepalive) NODE_EXTRA_CA_CERTS=$RS_CA ${RS_NODE:-node} -e 'const https = require("https");
+https.get(process.argv[1], { agent: new https.Agent({ keepAlive: true }) }, (res) => {
+  let b = ""; res.on("data", (d) => b += d);
+  res.on("end", () => { process.stdout.write(b); process.exit(res.statusCode == 200 ? 0 : 1); });
+}).on("error", (e) => { console.error(e.message); process.exit(2); });' "$2" ;;
+	nodefetch|node18_fetch) NODE_EXTRA_CA_CERTS=$RS_CA ${RS_NODE:-node} -e 'fetch(process.argv[1]).then(async (r) => {
   process.stdout.write(await r.text()); process.exit(r.status == 200 ? 0 : 1);
 }).catch((e) => { console.error(e.message); process.exit(2); });' "$2" ;;
 	ruby) ruby -rnet/http -ropenssl -e 'u = URI(ARGV[0])
