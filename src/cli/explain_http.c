@@ -40,8 +40,8 @@ void rs_cli_explain_http(const struct rs_rule *r, const struct rs_settings *s)
 	rs_cli_setting_line(r, RS_KEY_HTTP_ALPN, "http.alpn",
 	    h->alpn == RS_HTTP_ALPN_KEEP ? "keep" : "http/1.1");
 	printf("  HTTP/1.0 and 1.1, in plain text and over TLS through the "
-	    "system's OpenSSL or GnuTLS\n  (curl, wget, python, PHP); out of "
-	    "reach, passed through: HTTP/2 (alpn: keep),\n  memory-BIO TLS "
-	    "(node, asyncio), Java's JSSE, statically linked TLS (Go),\n"
-	    "  BoringSSL and NSS builds (doc/tls.md)\n");
+	    "system's OpenSSL or GnuTLS\n  (curl, wget, git, python and "
+	    "asyncio, Debian's node, PHP); out of reach, passed\n  through: "
+	    "HTTP/2 (alpn: keep), Java's JSSE, statically linked TLS (Go,\n"
+	    "  nodesource's node), BoringSSL and NSS builds (doc/tls.md)\n");
 }

@@ -10,8 +10,9 @@
 # then 200: bare it fails on the first 503; under a policy with `http:`,
 # the clients whose TLS library the library follows (OpenSSL through
 # SSL_set_fd or a BIO of their own: curl, python's urllib and http.client,
-# PHP; GnuTLS: wget) get the 200 after three requests at least 1 s apart;
-# those out of reach (a memory BIO: node, asyncio) must come out as bare.
+# PHP; GnuTLS: wget; memory BIOs the program pumps: asyncio, Debian's
+# node 18) get the 200 after three requests at least 1 s apart; those out
+# of reach (nodesource's node, OpenSSL linked in) must come out as bare.
 # wget on a 503 that closes the connection gets it at once (a GnuTLS
 # session is not made anew).
 # Then with curl: a new connection and handshake per retry, a keyless POST
@@ -71,6 +72,23 @@ client wget retries wget
 # the ClientHello it writes, replayed on the kept connection.
 client asyncio retries python3
 client "asyncio:close" hands python3 close
+# asyncio's kept connection reset during the wait: the resend finds it
+# gone, and the 503 is handed over as it came, then the end (before: the
+# library's unsent records went into the dead socket at the program's next
+# read, which failed, and asyncio saw an empty stream).
+if usable python3 --version >/dev/null; then
+	echo "resolute $$" >"$tmp/files/hello.txt"
+	run "$tmp/policy.yaml" sh "$GETS" asyncio "$base/files/arw-$$/2/1/rstwait/hello.txt"
+	n=$(stat "arw-$$" count)
+	line="asyncio, 503 kept alive, reset during the wait: exit $rc, $n request(s), $ms ms"
+	if [ $rc -eq 1 ] && [ "$n" = 1 ] && grep -q "^busy" "$tmp/out" &&
+	    grep -q "handed over" "$tmp/out" && [ $ms -ge 1000 ] &&
+	    [ $ms -lt $((1000 + SLACK)) ]; then
+		ok "$line: the 503 handed over as it came"
+	else
+		bad "$line (want exit 1, the 503 handed over, 1 request)"
+	fi
+fi
 # The node on the PATH: nodesource's builds link OpenSSL statically, out of
 # reach as Go is; Debian's links libssl 3, as node18.sh's does.
 if ldd "$(command -v node 2>/dev/null || echo /nonexistent)" 2>/dev/null |

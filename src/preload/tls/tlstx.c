@@ -218,6 +218,9 @@ static int give(struct rs_tls *t, const char *why, bool ends)
 	    t->fd, why);
 	if (t->ops->clear_errors != NULL)
 		t->ops->clear_errors();
+	/* The library's own records not sent (a memory BIO's) belong to
+	   the replay given up: never sent now. */
+	t->pend_off = t->pend_len = 0;
 	if (t->kept_over)
 		return -ECONNRESET;
 	memcpy(t->stash, t->kept, t->kept_len);
