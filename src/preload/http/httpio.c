@@ -113,6 +113,34 @@ static struct rs_hconn *before_read(struct rs_fd **e, int fd, int flags,
 	return h;
 }
 
+/*
+ * After the program's own read of fd returned r: a socket whose TLS
+ * session the program pumps itself (memory BIOs: httpstate.h's pumped())
+ * found ended or reset while it carried the library's resend, whose
+ * answer never came.  The response the resend replaced is handed over
+ * now (the session's next SSL_read gives it), and a reset reads as the
+ * end of the stream: at an end such a program reads its session (asyncio,
+ * node), at a reset it drops the connection unread.  Returns r, or 0.
+ */
+static ssize_t pumped_end(struct rs_fd *e, ssize_t r)
+{
+	struct rs_hconn *h;
+	bool busy, lost;
+	int save = errno;
+
+	if (__builtin_expect(r > 0, 1) || (r < 0 && errno != ECONNRESET) ||
+	    __atomic_load_n(&e->http, __ATOMIC_ACQUIRE) == NULL ||
+	    (h = rs_hconn_enter_wait(e, &busy)) == NULL)
+		return r;
+	lost = h->tx != NULL && h->tx->pumped != NULL && h->tx->pumped(h) &&
+	    h->m.phase == RS_HR_AWAIT && h->reused && rs_hr_lost(&h->m);
+	if (lost)
+		rs_hconn_hand_over(h);
+	rs_hconn_leave(e, h);
+	errno = save;
+	return lost ? 0 : r;
+}
+
 /* Feeds what a read returned (r bytes of buf; 0 is end of file). */
 static void after_read(struct rs_fd *e, struct rs_hconn *h, const void *buf,
     size_t asked, ssize_t r, int flags)
@@ -130,7 +158,7 @@ ssize_t rs_hio_recv(struct rs_fd *e, int fd, void *buf, size_t n, int flags)
 
 	if (err != 0)
 		return err;
-	r = rs_io_recv(e, fd, buf, n, flags);
+	r = pumped_end(e, rs_io_recv(e, fd, buf, n, flags));
 	if (h != NULL)
 		after_read(e, h, buf, n, r, flags);
 	return r;
@@ -144,7 +172,7 @@ ssize_t rs_hio_read(struct rs_fd *e, int fd, void *buf, size_t n)
 
 	if (err != 0)
 		return err;
-	r = rs_io_read(e, fd, buf, n);
+	r = pumped_end(e, rs_io_read(e, fd, buf, n));
 	if (h != NULL)
 		after_read(e, h, buf, n, r, 0);
 	return r;
@@ -159,7 +187,7 @@ ssize_t rs_hio_recvfrom(struct rs_fd *e, int fd, void *buf, size_t n,
 
 	if (err != 0)
 		return err;
-	r = rs_io_recvfrom(e, fd, buf, n, flags, sa, len);
+	r = pumped_end(e, rs_io_recvfrom(e, fd, buf, n, flags, sa, len));
 	if (h != NULL)
 		after_read(e, h, buf, n, r, flags);
 	return r;
@@ -209,7 +237,7 @@ ssize_t rs_hio_readv(struct rs_fd *e, int fd, const struct iovec *iov,
 
 	if (err != 0)
 		return err;
-	r = rs_io_readv(e, fd, iov, cnt);
+	r = pumped_end(e, rs_io_readv(e, fd, iov, cnt));
 	if (h != NULL)
 		after_readv(e, h, iov, cnt, r, 0);
 	return r;
@@ -224,7 +252,7 @@ ssize_t rs_hio_recvmsg(struct rs_fd *e, int fd, struct msghdr *msg,
 
 	if (err != 0)
 		return err;
-	r = rs_io_recvmsg(e, fd, msg, flags);
+	r = pumped_end(e, rs_io_recvmsg(e, fd, msg, flags));
 	if (h != NULL)
 		after_readv(e, h, msg->msg_iov, (int)msg->msg_iovlen, r, flags);
 	return r;

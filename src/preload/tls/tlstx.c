@@ -241,7 +241,10 @@ static const char not_anew[] = "its TLS library's sessions are not made anew";
 /* No new connection: the session would have none (renews() false). */
 static int hand_over(struct rs_hconn *h)
 {
-	return give(h->tx_ctx, not_anew, false);
+	struct rs_tls *t = h->tx_ctx;
+
+	return give(t, t->membio ? "a new connection would be the program's "
+	    "own (its TLS goes through memory BIOs)" : not_anew, false);
 }
 
 /* A new connection: the session anew, when its library can. */
