@@ -65,6 +65,9 @@ static inline struct rs_httpconn *rs_httpconn_get(int fd)
  * reads records in gnutls_session_get_data2, for one); the session's
  * wrappers feed its plaintext instead.
  */
+/* rs_httpconn's records before its session is known (a memory BIO's). */
+#define RS_HTTPCONN_RECORDS_UNNAMED ((const void *)1)
+
 static inline void rs_httpconn_records(int fd, const void *session)
 {
 	struct rs_httpconn *c = rs_httpconn_get(fd);

@@ -33,6 +33,7 @@
 #include "sotimeo.h"
 #include "stats.h"
 #include "tdeadline.h"
+#include "tlsprobe.h"
 
 /* A non-blocking socket gets this long at most to take a held head. */
 #define FLUSH_MAX_MS 10000
@@ -359,6 +360,25 @@ static ssize_t send_out(struct rs_httpconn *c, struct rs_fd *e, int fd,
 	return (ssize_t)k + (r > 0 ? r : 0);
 }
 
+/*
+ * The program's bytes on outbound c are the ClientHello of a session it
+ * moves itself through memory BIOs (tlsprobe.h): noted for that session,
+ * and from now on the socket carries records, never the tracker's (the
+ * session's plaintext is fed by tls/ once it is followed).  Not for the
+ * plaintext a TLS write of the library's sends (a sink is set then).
+ */
+static bool hello(struct rs_httpconn *c, const struct rs_fd *e, int fd,
+    const struct msghdr *msg)
+{
+	if (e == NULL || rs_tls_sink_now != NULL || msg->msg_iovlen == 0 ||
+	    !rs_tls_hello_note(e, fd, msg->msg_iov[0].iov_base,
+	    msg->msg_iov[0].iov_len))
+		return false;
+	__atomic_store_n(&c->records, RS_HTTPCONN_RECORDS_UNNAMED,
+	    __ATOMIC_RELAXED);
+	return true;
+}
+
 ssize_t rs_httpconn_send(struct rs_httpconn *c, struct rs_fd *e, int fd,
     const struct msghdr *msg, int flags)
 {
@@ -368,7 +388,9 @@ ssize_t rs_httpconn_send(struct rs_httpconn *c, struct rs_fd *e, int fd,
 	if (!rs_httpconn_try(c))
 		return rs_httpconn_raw_send(e, fd, msg, flags);
 	rs_httpconn_lost(c);
-	if (!c->inbound) {
+	if (!c->inbound && hello(c, e, fd, msg)) {
+		r = rs_httpconn_raw_send(e, fd, msg, flags);
+	} else if (!c->inbound) {
 		r = send_out(c, e, fd, msg, flags);
 		rs_holdcount_note(&c->holder, c->holding && c->held > 0, fd);
 	} else {

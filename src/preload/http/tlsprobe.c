@@ -69,7 +69,7 @@ static const unsigned char *client_random(const unsigned char *p, size_t n)
 	return p + 11;
 }
 
-void rs_tls_hello_note(const struct rs_fd *e, int fd, const void *p, size_t n)
+bool rs_tls_hello_note(const struct rs_fd *e, int fd, const void *p, size_t n)
 {
 	const unsigned char *r = client_random(p, n);
 	struct hello *h = NULL;
@@ -77,7 +77,7 @@ void rs_tls_hello_note(const struct rs_fd *e, int fd, const void *p, size_t n)
 	/* A TLS call of a session the library follows, or learns, moves
 	   its own records: not a program's memory BIO. */
 	if (r == NULL || rs_tls_plain_fd == fd || rs_tls_probe_fd != -2)
-		return;
+		return false;
 	hello_take();
 	for (unsigned i = 0; i < HELLO_SLOTS && h == NULL; i++)
 		if (hellos[i].fd1 == fd + 1)
@@ -93,6 +93,7 @@ void rs_tls_hello_note(const struct rs_fd *e, int fd, const void *p, size_t n)
 	memcpy(h->random, r, RANDOM_LEN);
 	__atomic_fetch_add(&rs_tls_hellos, 1, __ATOMIC_RELAXED);
 	hello_drop();
+	return true;
 }
 
 int rs_tls_hello_match(const unsigned char *random)

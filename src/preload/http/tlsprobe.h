@@ -93,8 +93,11 @@ extern __thread const struct rs_tls_sink *rs_tls_sink_now
  */
 extern int rs_tls_hellos;
 
-/* The program's first write on fd (entry e): p[0..n) may be a ClientHello. */
-void rs_tls_hello_note(const struct rs_fd *e, int fd, const void *p, size_t n);
+/*
+ * The program's first write on fd (entry e): p[0..n) may be a ClientHello.
+ * Returns whether it was one, and noted.
+ */
+bool rs_tls_hello_note(const struct rs_fd *e, int fd, const void *p, size_t n);
 
 /*
  * The socket whose ClientHello carried client random `random` (32

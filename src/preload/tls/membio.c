@@ -163,10 +163,10 @@ struct rs_tls *rs_tls_membio_find(void *ssl)
 	if (rs_ssl_SSL_get_client_random()(ssl, random, sizeof(random)) !=
 	    sizeof(random) || (fd = rs_tls_hello_match(random)) < 0)
 		return NULL;
-	/* On a blocking socket the engine would wait for records that only
-	   the program's own read brings: not followed. */
-	if ((e = rs_fd_get(fd)) == NULL || !e->nonblocking ||
-	    !e->settings->http.enabled)
+	/* On a blocking socket the retry engine would wait for records that
+	   only the program's own read brings: not followed for `http`. */
+	if ((e = rs_fd_get(fd)) == NULL || (e->settings->http.enabled &&
+	    !e->nonblocking))
 		return NULL;
 	rs_guard_enter();
 	pend = malloc(PEND_CAP);

@@ -35,6 +35,20 @@ async def main(url):
     w.close()
     return head[0].split()[1] == "200"
 sys.exit(0 if asyncio.run(main(sys.argv[1])) else 1)' "$2" "$RS_CA" ;;
+	asyncio_post) python3 -c 'import asyncio, ssl, sys, urllib.parse
+async def main(url):
+    u = urllib.parse.urlsplit(url)
+    c = ssl.create_default_context(cafile=sys.argv[2])
+    r, w = await asyncio.open_connection(u.hostname, u.port, ssl=c)
+    w.write(("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+             "Content-Length: 3\r\n\r\nx=1" % (u.path, u.netloc)).encode())
+    await w.drain()
+    head = (await r.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+    size = [int(h.split(":")[1]) for h in head if h.lower().startswith("content-length:")]
+    sys.stdout.write((await r.readexactly(size[0] if size else 0)).decode())
+    w.close()
+    return head[0].split()[1] == "200"
+sys.exit(0 if asyncio.run(main(sys.argv[1])) else 1)' "$2" "$RS_CA" ;;
 	node|node18_close) NODE_EXTRA_CA_CERTS=$RS_CA ${RS_NODE:-node} -e 'require("https").get(process.argv[1], (res) => {
   let b = ""; res.on("data", (d) => b += d);
   res.on("end", () => { process.stdout.write(b); process.exit(res.statusCode == 200 ? 0 : 1); });
