@@ -28,9 +28,9 @@ libpython3.11-testsuite"
 # IO::Socket::SSL lets Perl's HTTP::Tiny speak https; gnutls-cli (gnutls-bin)
 # is the GnuTLS client that offers h2, git's https helper the libcurl-gnutls
 # one, lighttpd with mod_gnutls the GnuTLS server that proxies
-# (test_https_gnutls.sh).
+# (test_https_gnutls.sh); ruby for Net::HTTP (test_https_retry.sh).
 PKGS="$PKGS nginx-light openssl libssl-dev libio-socket-ssl-perl gnutls-bin
-git lighttpd lighttpd-mod-gnutls"
+git lighttpd lighttpd-mod-gnutls ruby"
 if [ "${1:-}" = bench ]; then
 	PKGS="$PKGS haproxy"
 fi
