@@ -65,6 +65,11 @@ struct rs_hconn *rs_tls_enter(struct rs_tls *t, struct rs_fd **e)
 	/* This thread drives the session now: its waits may step it. */
 	if (h != NULL)
 		h->driver = rs_hconn_me();
+	/* Plaintext a read gave the program unseen (read_lent()): the
+	   engine no longer knows where the exchange stands. */
+	if (h != NULL && t->unfed)
+		rs_hr_pass(&h->m, RS_HTTP_WHY_EARLY);
+	t->unfed = false;
 	return h;
 }
 
@@ -171,8 +176,7 @@ static struct rs_httpconn *outbound(const struct rs_tls *t)
 	return c != NULL && !c->inbound ? c : NULL;
 }
 
-static int read_bound(struct rs_tls *t, void *ssl, void *buf, int n,
-    bool peek);
+static int read_bound(struct rs_tls *t, void *buf, int n, bool peek);
 
 struct rs_tls *rs_tls_lookup(void *ssl)
 {
@@ -189,12 +193,16 @@ int rs_tls_read(void *ssl, void *buf, int n, bool peek)
 	if (t == NULL)
 		return probed(ssl, peek ? rs_ssl_SSL_peek() : rs_ssl_SSL_read(),
 		    buf, n);
-	/* The session's records on its socket are not the trackers'. */
+	/* The session's records on its socket are not the trackers'.  (A
+	   call of the program's may come inside another: both restored.) */
+	int plain = rs_tls_plain_fd;
+	uint8_t prog = t->prog;
+
 	rs_tls_plain_fd = t->fd;
 	t->prog = RS_TLS_PROG_READ;
-	r = read_bound(t, ssl, buf, n, peek);
-	t->prog = RS_TLS_PROG_NONE;
-	rs_tls_plain_fd = -1;
+	r = read_bound(t, buf, n, peek);
+	t->prog = prog;
+	rs_tls_plain_fd = plain;
 	if (r > 0 && !peek)
 		rs_tls_seen(t, buf, (size_t)r);
 	return r;
@@ -220,11 +228,37 @@ static int read_real(struct rs_tls *t, void *buf, int n)
 	return k > 0 ? (int)k : t->real_failed ? t->real_ret : 0;
 }
 
-static int read_bound(struct rs_tls *t, void *ssl, void *buf, int n,
-    bool peek)
+/*
+ * The session's own read (or peek) for the program, the engine's work
+ * done, with *h entered or NULL.  A session the program pumps through
+ * memory BIOs runs the program's callbacks inside that read (node writes
+ * its request from the end of the handshake, inside SSL_read): the
+ * engine's state is let go meanwhile, so that such a call enters it as
+ * any other, and taken again to follow what the read brought (*h and *e
+ * afterwards; bytes it could not follow make the engine pass at its next
+ * entry).
+ */
+static int read_lent(struct rs_tls *t, struct rs_fd **e, struct rs_hconn **h,
+    void *buf, int n, bool peek)
 {
-	int (*fn)(void *, void *, int) = peek ? rs_ssl_SSL_peek() :
-	    rs_ssl_SSL_read();
+	int r;
+
+	if (*h == NULL || !t->membio)
+		return peek ? rs_ssl_SSL_peek()(t->ssl, buf, n) :
+		    read_real(t, buf, n);
+	rs_hconn_leave(*e, *h);
+	*h = NULL;
+	r = peek ? rs_ssl_SSL_peek()(t->ssl, buf, n) : read_real(t, buf, n);
+	if (r < 0 || peek)
+		return r;
+	if ((*e = rs_fd_get(t->fd)) != NULL)
+		*h = rs_hconn_enter_tx(*e, &rs_tls_tx, t);
+	t->unfed = *h == NULL && r > 0;
+	return r;
+}
+
+static int read_bound(struct rs_tls *t, void *buf, int n, bool peek)
+{
 	struct rs_fd *e;
 	struct rs_hconn *h;
 	int r;
@@ -238,10 +272,8 @@ static int read_bound(struct rs_tls *t, void *ssl, void *buf, int n,
 	r = n > 0 ? (int)rs_tls_from_stash(t, buf, (size_t)n, peek) : 0;
 	if (r == 0 && t->eof)
 		t->err = RS_SSL_ERROR_ZERO_RETURN;
-	else if (r == 0 && peek)
-		r = fn(ssl, buf, n);
 	else if (r == 0)
-		r = read_real(t, buf, n);
+		r = read_lent(t, &e, &h, buf, n, peek);
 	if (peek && h != NULL)
 		rs_hconn_leave(e, h);
 	else
@@ -278,6 +310,8 @@ ssize_t rs_tls_send(struct rs_tls *t, const void *buf, size_t n)
 	struct rs_httpconn *c;
 	ssize_t r;
 
+	int plain = rs_tls_plain_fd;
+
 	t->err = -1;
 	t->real_failed = false;
 	rs_tls_plain_fd = t->fd;
@@ -299,7 +333,7 @@ ssize_t rs_tls_send(struct rs_tls *t, const void *buf, size_t n)
 	} else {
 		r = write_bound(t, buf, n);
 	}
-	rs_tls_plain_fd = -1;
+	rs_tls_plain_fd = plain;
 	return r;
 }
 
@@ -313,9 +347,11 @@ int rs_tls_write(void *ssl, const void *buf, int n)
 		    rs_ssl_SSL_write(), (void *)buf, n);
 	if (n <= 0)
 		return rs_ssl_SSL_write()(ssl, buf, n);
+	uint8_t prog = t->prog;
+
 	t->prog = RS_TLS_PROG_WRITE;
 	r = rs_tls_send(t, buf, (size_t)n);
-	t->prog = RS_TLS_PROG_NONE;
+	t->prog = prog;
 	return r < 0 ? failed(t, (int)r, true) : (int)r;
 }
 

@@ -67,6 +67,8 @@ struct rs_tls {
 				   through memory BIOs (membio.h) */
 	uint8_t prog;		/* the program's call under way on it:
 				   RS_TLS_PROG_* */
+	bool unfed;		/* a read's plaintext went unseen by the
+				   engine (tlsio.c's read_lent()) */
 	char *pend;		/* membio: records of the library's own
 				   writes the socket has not taken yet */
 	size_t pend_off, pend_len;

@@ -58,6 +58,18 @@ https.get(process.argv[1], { agent: new https.Agent({ keepAlive: true }) }, (res
   let b = ""; res.on("data", (d) => b += d);
   res.on("end", () => { process.stdout.write(b); process.exit(res.statusCode == 200 ? 0 : 1); });
 }).on("error", (e) => { console.error(e.message); process.exit(2); });' "$2" ;;
+	node18_tls) NODE_EXTRA_CA_CERTS=$RS_CA ${RS_NODE:-node} -e 'const tls = require("tls");
+const u = new URL(process.argv[1]);
+const s = tls.connect({ host: u.hostname, port: u.port, servername: "localhost" });
+let b = "";
+s.on("secureConnect", () => s.write("GET " + u.pathname + " HTTP/1.1\r\nHost: " + u.host + "\r\n\r\n"));
+s.on("data", (d) => {
+  b += d; const i = b.indexOf("\r\n\r\n"); if (i < 0) return;
+  const m = /content-length: *(\d+)/i.exec(b.slice(0, i));
+  if (b.length < i + 4 + (m ? +m[1] : 0)) return;
+  process.stdout.write(b.slice(i + 4)); process.exit(/^HTTP\/1\.1 200/.test(b) ? 0 : 1);
+});
+s.on("error", (e) => { console.error(e.message); process.exit(2); });' "$2" ;;
 	nodefetch|node18_fetch) NODE_EXTRA_CA_CERTS=$RS_CA ${RS_NODE:-node} -e 'fetch(process.argv[1]).then(async (r) => {
   process.stdout.write(await r.text()); process.exit(r.status == 200 ? 0 : 1);
 }).catch((e) => { console.error(e.message); process.exit(2); });' "$2" ;;
