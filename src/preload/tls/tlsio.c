@@ -21,14 +21,13 @@
 #include "httpwait.h"
 #include "io.h"
 #include "io_block.h"
+#include "membio.h"
+#include "ossl.h"
 #include "runtime.h"
 #include "sslreal.h"
 #include "tlsmap.h"
-#include "membio.h"
-#include "ossl.h"
 #include "tlsprobe.h"
 #include "tlstx.h"
-
 
 bool rs_tls_wanted(void)
 {
@@ -309,7 +308,6 @@ ssize_t rs_tls_send(struct rs_tls *t, const void *buf, size_t n)
 	struct rs_tls_sink sink = { write_bound, t };
 	struct rs_httpconn *c;
 	ssize_t r;
-
 	int plain = rs_tls_plain_fd;
 
 	t->err = -1;
