@@ -71,5 +71,6 @@ int64_t rs_clock_epoch_to_mono_ms(int64_t epoch_ms)
 {
 	if (epoch_ms == RS_NEVER)
 		return RS_NEVER;
-	return rs_clock_now_ms() + (epoch_ms - rs_clock_epoch_ms());
+	return rs_clock_now_ms() + (epoch_ms - rs_clock_epoch_ms()) +
+	    RS_CLOCK_PAIR_MS;
 }

@@ -45,7 +45,17 @@ void rs_clock_later_ts(int64_t ms, struct timespec *ts);
 /* Returns CLOCK_REALTIME (Unix epoch) in milliseconds. */
 int64_t rs_clock_epoch_ms(void);
 
-/* Converts an epoch time in ms to the monotonic clock (RS_NEVER stays). */
+/*
+ * An epoch time turned monotonic from two readings of whole milliseconds
+ * (each cut short by less than one) is off by less than one either way:
+ * it is taken this much later, never earlier than the moment it names.
+ */
+#define RS_CLOCK_PAIR_MS 1
+
+/*
+ * Converts an epoch time in ms to the monotonic clock, RS_CLOCK_PAIR_MS
+ * later (RS_NEVER stays).
+ */
 int64_t rs_clock_epoch_to_mono_ms(int64_t epoch_ms);
 
 /*

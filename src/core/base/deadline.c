@@ -11,6 +11,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "clock.h"
+
 /* 15 digits reach the year 33658, far beyond any real deadline. */
 #define MAX_DIGITS 15
 
@@ -67,7 +69,7 @@ int64_t rs_deadline_clamp(int64_t sent_epoch_ms, int64_t now_epoch_ms,
 
 	if (left > (int64_t)max_ms)
 		left = max_ms;
-	when = now_mono_ms + left;
+	when = now_mono_ms + left + RS_CLOCK_PAIR_MS;
 	return when < limit_mono_ms ? when : limit_mono_ms;
 }
 

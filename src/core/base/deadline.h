@@ -37,7 +37,10 @@ char *rs_deadline_format(int64_t epoch_ms, char out[RS_DEADLINE_TEXT_MAX]);
  * epoch time converted with the clocks now_epoch_ms and now_mono_ms read
  * together, never later than max_ms from now (the clamp) nor than
  * limit_mono_ms (the process deadline; INT64_MAX for none).  A deadline
- * already past stays in the past (an expired request).
+ * already past stays in the past (an expired request).  The two readings
+ * are whole milliseconds, each cut short by up to one, so their sum is
+ * off by less than one either way: the result is RS_CLOCK_PAIR_MS later,
+ * so that it is never before the moment sent (clock.h).
  */
 int64_t rs_deadline_clamp(int64_t sent_epoch_ms, int64_t now_epoch_ms,
     int64_t now_mono_ms, uint32_t max_ms, int64_t limit_mono_ms);
