@@ -120,15 +120,18 @@ static struct rs_hconn *before_read(struct rs_fd **e, int fd, int flags,
  * answer never came.  The response the resend replaced is handed over
  * now (the session's next SSL_read gives it), and a reset reads as the
  * end of the stream: at an end such a program reads its session (asyncio,
- * node), at a reset it drops the connection unread.  Returns r, or 0.
+ * node), at a reset it drops the connection unread.  asked: the bytes
+ * the read asked for.  Returns r, or 0.
  */
-static ssize_t pumped_end(struct rs_fd *e, ssize_t r)
+static ssize_t pumped_end(struct rs_fd *e, size_t asked, ssize_t r)
 {
 	struct rs_hconn *h;
 	bool busy, lost;
 	int save = errno;
 
-	if (__builtin_expect(r > 0, 1) || (r < 0 && errno != ECONNRESET) ||
+	/* (A read of nothing returns 0 without an end.) */
+	if (__builtin_expect(r > 0, 1) || (r == 0 && asked == 0) ||
+	    (r < 0 && errno != ECONNRESET) ||
 	    __atomic_load_n(&e->http, __ATOMIC_ACQUIRE) == NULL ||
 	    (h = rs_hconn_enter_wait(e, &busy)) == NULL)
 		return r;
@@ -158,7 +161,7 @@ ssize_t rs_hio_recv(struct rs_fd *e, int fd, void *buf, size_t n, int flags)
 
 	if (err != 0)
 		return err;
-	r = pumped_end(e, rs_io_recv(e, fd, buf, n, flags));
+	r = pumped_end(e, n, rs_io_recv(e, fd, buf, n, flags));
 	if (h != NULL)
 		after_read(e, h, buf, n, r, flags);
 	return r;
@@ -172,7 +175,7 @@ ssize_t rs_hio_read(struct rs_fd *e, int fd, void *buf, size_t n)
 
 	if (err != 0)
 		return err;
-	r = pumped_end(e, rs_io_read(e, fd, buf, n));
+	r = pumped_end(e, n, rs_io_read(e, fd, buf, n));
 	if (h != NULL)
 		after_read(e, h, buf, n, r, 0);
 	return r;
@@ -187,7 +190,7 @@ ssize_t rs_hio_recvfrom(struct rs_fd *e, int fd, void *buf, size_t n,
 
 	if (err != 0)
 		return err;
-	r = pumped_end(e, rs_io_recvfrom(e, fd, buf, n, flags, sa, len));
+	r = pumped_end(e, n, rs_io_recvfrom(e, fd, buf, n, flags, sa, len));
 	if (h != NULL)
 		after_read(e, h, buf, n, r, flags);
 	return r;
@@ -237,7 +240,8 @@ ssize_t rs_hio_readv(struct rs_fd *e, int fd, const struct iovec *iov,
 
 	if (err != 0)
 		return err;
-	r = pumped_end(e, rs_io_readv(e, fd, iov, cnt));
+	r = rs_io_readv(e, fd, iov, cnt);
+	r = pumped_end(e, r == 0 ? rs_io_iov_total(iov, cnt) : 1, r);
 	if (h != NULL)
 		after_readv(e, h, iov, cnt, r, 0);
 	return r;
@@ -252,7 +256,9 @@ ssize_t rs_hio_recvmsg(struct rs_fd *e, int fd, struct msghdr *msg,
 
 	if (err != 0)
 		return err;
-	r = pumped_end(e, rs_io_recvmsg(e, fd, msg, flags));
+	r = rs_io_recvmsg(e, fd, msg, flags);
+	r = pumped_end(e, r == 0 ? rs_io_iov_total(msg->msg_iov,
+	    (int)msg->msg_iovlen) : 1, r);
 	if (h != NULL)
 		after_readv(e, h, msg->msg_iov, (int)msg->msg_iovlen, r, flags);
 	return r;
