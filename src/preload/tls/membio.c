@@ -160,6 +160,11 @@ struct rs_tls *rs_tls_membio_find(void *ssl)
 	if (__builtin_expect(__atomic_load_n(&rs_tls_hellos,
 	    __ATOMIC_RELAXED) == 0, 1))
 		return NULL;
+	/* A TLS library without one of the calls this needs: not followed. */
+	if (rs_ssl_SSL_get_client_random() == NULL ||
+	    rs_ssl_SSL_get_wbio() == NULL || rs_ssl_BIO_ctrl() == NULL ||
+	    rs_ssl_BIO_read() == NULL)
+		return NULL;
 	if (rs_ssl_SSL_get_client_random()(ssl, random, sizeof(random)) !=
 	    sizeof(random) || (fd = rs_tls_hello_match(random)) < 0)
 		return NULL;
