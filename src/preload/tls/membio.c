@@ -131,22 +131,12 @@ static ssize_t write_mem(struct rs_tls *t, const void *buf, size_t n)
 	return r;
 }
 
-static bool held(const struct rs_tls *t)
-{
-	return rs_ssl_SSL_pending()(t->ssl) > 0;
-}
-
-static void clear_errors(void)
-{
-	rs_ssl_ERR_clear_error()();
-}
-
 const struct rs_tls_ops rs_tls_membio = {
 	.read = read_mem,
 	.write = write_mem,
-	.held = held,
+	.held = rs_tls_ossl_held,	/* OpenSSL's session all the same */
 	.renew = NULL,	/* a new handshake would be the program's own */
-	.clear_errors = clear_errors,
+	.clear_errors = rs_tls_ossl_clear_errors,
 };
 
 struct rs_tls *rs_tls_membio_find(void *ssl)

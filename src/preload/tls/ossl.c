@@ -57,8 +57,7 @@ static ssize_t write_ossl(struct rs_tls *t, const void *buf, size_t n)
 	    n > INT_MAX ? INT_MAX : (int)n));
 }
 
-/* Plaintext OpenSSL holds decrypted already, which no poll reports. */
-static bool held(const struct rs_tls *t)
+bool rs_tls_ossl_held(const struct rs_tls *t)
 {
 	return rs_ssl_SSL_pending()(t->ssl) > 0;
 }
@@ -165,7 +164,7 @@ static int renew(struct rs_tls *t, struct rs_hconn *h, struct rs_fd *e,
 	return r == -EAGAIN ? r : finish(t, r);
 }
 
-static void clear_errors(void)
+void rs_tls_ossl_clear_errors(void)
 {
 	rs_ssl_ERR_clear_error()();
 }
@@ -173,7 +172,7 @@ static void clear_errors(void)
 const struct rs_tls_ops rs_tls_openssl = {
 	.read = read_ossl,
 	.write = write_ossl,
-	.held = held,
+	.held = rs_tls_ossl_held,
 	.renew = renew,
-	.clear_errors = clear_errors,
+	.clear_errors = rs_tls_ossl_clear_errors,
 };

@@ -7,6 +7,8 @@
 #ifndef RS_OSSL_H
 #define RS_OSSL_H
 
+#include <stdbool.h>
+
 #include "tlsmap.h"
 
 extern const struct rs_tls_ops rs_tls_openssl;
@@ -20,5 +22,11 @@ extern const struct rs_tls_ops rs_tls_openssl;
  * before the call.
  */
 ssize_t rs_tls_result(struct rs_tls *t, int ret);
+
+/* Whether OpenSSL holds plaintext of t decrypted already (no poll shows it). */
+bool rs_tls_ossl_held(const struct rs_tls *t);
+
+/* Forgets OpenSSL's errors of a session the engine gave up. */
+void rs_tls_ossl_clear_errors(void);
 
 #endif /* RS_OSSL_H */
