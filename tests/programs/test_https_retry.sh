@@ -300,17 +300,22 @@ command -v wget >/dev/null 2>&1 &&
     split_case wget 10 wget -q -O - --tries=1 --ca-certificate="$CA"
 
 # POST under idempotency_key: inject: one key, a UUID v4, on every try.
+# inject_case NAME PATH CMD...: CMD with $base$PATH appended, 503 twice.
+inject_case() {
+	name=$1 path=$2 id=$(echo "$2" | cut -d/ -f3)
+	shift 2
+	run "$tmp/inject.yaml" "$@" "$base$path"
+	n=$(stat "$id" count) keys=$(stat "$id" keys) nokey=$(stat "$id" nokey)
+	if [ $rc -eq 0 ] && [ "$n" = 3 ] && [ "$nokey" = 0 ] &&
+	    echo "$keys" | grep -Eqx '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}'; then
+		ok "$name: exit 0, 3 requests, one key $keys"
+	else
+		bad "$name: exit $rc, $n requests, keys '$keys', $nokey without"
+	fi
+}
 curl_ok "POST with inject over TLS" &&
-    run "$tmp/inject.yaml" curl -s -f --cacert "$CA" -d x=1 "$base/t/inj-$S/503/2/1/ka/cl" &&
-    n=$(stat "inj-$S" count) keys=$(stat "inj-$S" keys) nokey=$(stat "inj-$S" nokey)
-if [ $CURL_OK = 0 ]; then
-	:
-elif [ $rc -eq 0 ] && [ "$n" = 3 ] && [ "$nokey" = 0 ] &&
-    echo "$keys" | grep -Eqx '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}'; then
-	ok "POST with inject over TLS: exit 0, 3 requests, one key $keys"
-else
-	bad "POST with inject over TLS: exit $rc, $n requests, keys '$keys', $nokey without"
-fi
+    inject_case "POST with inject over TLS" "/t/inj-$S/503/2/1/ka/cl" \
+	curl -s -f --cacert "$CA" -d x=1
 
 # The same through asyncio's memory BIO: a keyless POST sent once; under
 # inject, one key on all three tries (the head edited on its way into the
@@ -323,14 +328,8 @@ if [ $rc -ne 0 ] && [ "$n" = 1 ]; then
 else
 	bad "asyncio POST without a key: exit $rc, $n requests (want 1)"
 fi
-run "$tmp/inject.yaml" sh "$GETS" asyncio_post "$base/t/ainj-$S/503/2/1/ka/cl"
-n=$(stat "ainj-$S" count) keys=$(stat "ainj-$S" keys) nokey=$(stat "ainj-$S" nokey)
-if [ $rc -eq 0 ] && [ "$n" = 3 ] && [ "$nokey" = 0 ] &&
-    echo "$keys" | grep -Eqx '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}'; then
-	ok "asyncio POST with inject: exit 0, 3 requests, one key $keys"
-else
-	bad "asyncio POST with inject: exit $rc, $n requests, keys '$keys', $nokey without"
-fi
+inject_case "asyncio POST with inject" "/t/ainj-$S/503/2/1/ka/cl" \
+	sh "$GETS" asyncio_post
 
 # Certificates are never checked differently: an unknown CA and a wrong
 # name fail as bare, with the same message.

@@ -22,33 +22,22 @@ c.request("GET", u.path)
 r = c.getresponse()
 print(r.read().decode(), end="")
 sys.exit(0 if r.status == 200 else 1)' "$2" "$RS_CA" ;;
-	asyncio) python3 -c 'import asyncio, ssl, sys, urllib.parse
-async def main(url):
+	asyncio|asyncio_post) python3 -c 'import asyncio, ssl, sys, urllib.parse
+async def main(url, post):
     u = urllib.parse.urlsplit(url)
     c = ssl.create_default_context(cafile=sys.argv[2])
     r, w = await asyncio.open_connection(u.hostname, u.port, ssl=c)
-    w.write(("GET %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (u.path, u.netloc)).encode())
+    body = ("Content-Type: application/x-www-form-urlencoded\r\n"
+            "Content-Length: 3\r\n\r\nx=1") if post else "\r\n"
+    w.write(("%s %s HTTP/1.1\r\nHost: %s\r\n%s" % ("POST" if post else "GET",
+             u.path, u.netloc, body)).encode())
     await w.drain()
     head = (await r.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
     size = [int(h.split(":")[1]) for h in head if h.lower().startswith("content-length:")]
     sys.stdout.write((await r.readexactly(size[0] if size else 0)).decode())
     w.close()
     return head[0].split()[1] == "200"
-sys.exit(0 if asyncio.run(main(sys.argv[1])) else 1)' "$2" "$RS_CA" ;;
-	asyncio_post) python3 -c 'import asyncio, ssl, sys, urllib.parse
-async def main(url):
-    u = urllib.parse.urlsplit(url)
-    c = ssl.create_default_context(cafile=sys.argv[2])
-    r, w = await asyncio.open_connection(u.hostname, u.port, ssl=c)
-    w.write(("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/x-www-form-urlencoded\r\n"
-             "Content-Length: 3\r\n\r\nx=1" % (u.path, u.netloc)).encode())
-    await w.drain()
-    head = (await r.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
-    size = [int(h.split(":")[1]) for h in head if h.lower().startswith("content-length:")]
-    sys.stdout.write((await r.readexactly(size[0] if size else 0)).decode())
-    w.close()
-    return head[0].split()[1] == "200"
-sys.exit(0 if asyncio.run(main(sys.argv[1])) else 1)' "$2" "$RS_CA" ;;
+sys.exit(0 if asyncio.run(main(sys.argv[1], sys.argv[3] == "asyncio_post")) else 1)' "$2" "$RS_CA" "$1" ;;
 	node|node18_close) NODE_EXTRA_CA_CERTS=$RS_CA ${RS_NODE:-node} -e 'require("https").get(process.argv[1], (res) => {
   let b = ""; res.on("data", (d) => b += d);
   res.on("end", () => { process.stdout.write(b); process.exit(res.statusCode == 200 ? 0 : 1); });
